@@ -1,0 +1,39 @@
+"""gpuarr: numpy-style arrays on any OpenCL device.
+
+    import gpuarr as ga
+    x = ga.asarray(np.arange(10.0), context='dev0')
+"""
+
+from . import config, errors
+from .array import (
+    GpuArray,
+    arange,
+    array,
+    asarray,
+    ascontiguousarray,
+    broadcast_to,
+    empty,
+    empty_like,
+    expand_dims,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    ravel,
+    reshape,
+    squeeze,
+    swapaxes,
+    transpose,
+    zeros,
+    zeros_like,
+)
+from .context import Context, DeviceInfo, contexts, get_context, init, list_devices
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Context", "DeviceInfo", "GpuArray", "arange", "array", "asarray", "ascontiguousarray",
+    "broadcast_to", "config", "contexts", "empty", "empty_like", "errors", "expand_dims", "full",
+    "full_like", "get_context", "init", "list_devices", "ones", "ones_like", "ravel", "reshape",
+    "squeeze", "swapaxes", "transpose", "zeros", "zeros_like",
+]

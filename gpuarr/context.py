@@ -1,0 +1,367 @@
+"""Devices, named contexts, queues and memory.
+
+A device is named `cl<platform>:<device>` in the order OpenCL reports them, or picked by
+`cl:<text>` (first device whose platform or device name contains the text). There is one
+`Context` per device, reachable under any number of names; devices of one platform share
+one `cl.Context`, so copies between them are single `enqueue_copy` calls. Each `Context`
+has its own in-order queue and memory pool.
+"""
+
+import dataclasses
+import sys
+import threading
+import warnings
+
+import pyopencl as cl
+import pyopencl.tools as cl_tools
+
+from . import config
+from .errors import ArgumentTypeError, ContextNotDefined, DeviceNotFound, OutOfMemory
+from .memory import Arena, Storage
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceInfo:
+    """What `list_devices()` reports for one OpenCL device."""
+
+    name: str
+    platform_index: int
+    device_index: int
+    platform: str
+    vendor: str
+    device_name: str
+    type: str
+    compute_units: int
+    global_mem: int
+    max_alloc: int
+    fp64: bool
+    opencl_version: str
+    usable: bool
+    note: str
+    cl_platform: cl.Platform = dataclasses.field(repr=False, compare=False)
+    cl_device: cl.Device = dataclasses.field(repr=False, compare=False)
+
+    @property
+    def is_gpu(self):
+        return self.type == "GPU"
+
+    def describe(self):
+        """`<device name> (<platform>, OpenCL x.y)`, as the init log prints it."""
+        return f"{self.device_name} ({self.platform}, {self.opencl_version})"
+
+    def matches(self, text):
+        text = text.lower()
+        fields = (self.platform, self.vendor, self.cl_platform.version, self.device_name)
+        return any(text in f.lower() for f in fields)
+
+
+def _unusable_reason(platform, device):
+    # PoCL built against an LLVM that predates the host CPU targets "generic", which its
+    # own compiler then rejects ("unknown target CPU 'generic'"): every build would fail.
+    if "Portable Computing Language" in platform.name and device.version.endswith("-generic"):
+        return ("PoCL's LLVM does not know this CPU and cannot compile kernels for it; "
+                "install a newer PoCL (e.g. your distribution's pocl-opencl-icd)")
+    return ""
+
+
+def _device_type(bits):
+    for flag, name in ((cl.device_type.GPU, "GPU"), (cl.device_type.CPU, "CPU"),
+                       (cl.device_type.ACCELERATOR, "ACCELERATOR")):
+        if bits & flag:
+            return name
+    return "OTHER"
+
+
+def _describe(p_index, platform, d_index, device):
+    version = device.version.split()
+    note = _unusable_reason(platform, device)
+    return DeviceInfo(
+        name=f"cl{p_index}:{d_index}",
+        platform_index=p_index,
+        device_index=d_index,
+        platform=platform.name.strip(),
+        vendor=platform.vendor.strip(),
+        device_name=device.name.strip(),
+        type=_device_type(device.type),
+        compute_units=device.max_compute_units,
+        global_mem=device.global_mem_size,
+        max_alloc=device.max_mem_alloc_size,
+        fp64="cl_khr_fp64" in device.extensions.split() or device.double_fp_config != 0,
+        opencl_version=" ".join(version[:2]),
+        usable=not note,
+        note=note,
+        cl_platform=platform,
+        cl_device=device,
+    )
+
+
+_lock = threading.RLock()
+_devices = None
+_cl_contexts = {}  # platform index -> cl.Context over all that platform's devices
+_by_device = {}  # 'cl0:0' -> Context
+_by_name = {}  # 'dev0' -> Context
+
+
+def list_devices():
+    """Every OpenCL device, in platform/device order, as `DeviceInfo`."""
+    global _devices
+    with _lock:
+        if _devices is None:
+            found = []
+            try:
+                platforms = cl.get_platforms()
+            except cl.Error:
+                platforms = []
+            for p_index, platform in enumerate(platforms):
+                try:
+                    devices = platform.get_devices()
+                except cl.Error:
+                    devices = []
+                found += [_describe(p_index, platform, d, dev) for d, dev in enumerate(devices)]
+            _devices = tuple(found)
+        return list(_devices)
+
+
+def _device_table():
+    return ", ".join(f"{d.name} ({d.device_name})" for d in list_devices()) or "none"
+
+
+def find_device(text):
+    """The `DeviceInfo` a device string names; DeviceNotFound if absent or malformed."""
+    try:
+        spec = config.parse_device(text) if isinstance(text, str) else None
+    except ValueError as e:
+        raise DeviceNotFound(str(e)) from None
+    if spec is None or spec.is_cpu:
+        raise DeviceNotFound(
+            f"{text!r} names no OpenCL device; expected cl<platform>:<device> or cl:<text>"
+        )
+    for info in list_devices():
+        if spec.match is not None:
+            if info.matches(spec.match):
+                return info
+        elif (info.platform_index, info.device_index) == (spec.platform, spec.device):
+            return info
+    raise DeviceNotFound(f"no device {spec.text!r} on this machine; devices: {_device_table()}")
+
+
+def _usable_device(info):
+    if not info.usable:
+        raise DeviceNotFound(f"device {info.name} ({info.device_name}) is unusable: {info.note}")
+    return info
+
+
+def _fallback_device():
+    usable = [d for d in list_devices() if d.usable]
+    if not usable:
+        raise DeviceNotFound(f"no usable OpenCL device on this machine; devices: {_device_table()}")
+    return next((d for d in usable if d.is_gpu), usable[0])
+
+
+def _flagged_device(text, what):
+    """Resolve a device named by the flags, falling back unless force_device is set."""
+    try:
+        return _usable_device(find_device(text))
+    except DeviceNotFound as e:
+        if config.flags.force_device:
+            raise
+        fallback = _fallback_device()
+        warnings.warn(f"{e} (named by {what}); falling back to {fallback.name}", stacklevel=3)
+        return fallback
+
+
+class Context:
+    """One device: its queue, memory and compiled kernels. Get one with `init`/`get_context`."""
+
+    def __init__(self, info, cl_context):
+        self.device = info
+        self.cl_context = cl_context
+        self.queue = cl.CommandQueue(cl_context, info.cl_device)
+        self.names = []
+        self.kernels = {}  # filled by gpuarr.kernels
+        d = info.cl_device
+        self.max_work_group_size = d.max_work_group_size
+        self.base_align = max(d.mem_base_addr_align // 8, 1)
+        # One fixed work-group size per device: PoCL compiles a kernel once per local size.
+        self.local_size = min(256 if info.is_gpu else 1024, d.max_work_group_size)
+        self._arena = None
+        self._pool = None
+        self._allocator = cl_tools.ImmediateAllocator(self.queue)
+        prealloc = config.flags.preallocate
+        if prealloc >= 0:
+            self._pool = cl_tools.MemoryPool(self._allocator)
+        if prealloc > 0:
+            nbytes = int(prealloc * info.global_mem if prealloc <= 1 else prealloc * 2**20)
+            self._arena = Arena(self._allocate_plain(min(nbytes, info.max_alloc)), self.base_align)
+
+    devname = property(lambda self: self.device.name, doc="'cl0:0'")
+    fp64 = property(lambda self: self.device.fp64)
+    total_gmem = property(lambda self: self.device.global_mem)
+
+    @property
+    def name(self):
+        """The first name this context was given, else its device name."""
+        return self.names[0] if self.names else self.devname
+
+    @property
+    def held_bytes(self):
+        """Bytes the pool and arena hold from the device, in use or free for reuse."""
+        pool = self._pool.managed_bytes if self._pool else 0
+        return int(pool) + (self._arena.nbytes if self._arena else 0)
+
+    @property
+    def active_bytes(self):
+        """Bytes of the pool and arena in use by live arrays (0 with the pool off)."""
+        pool = self._pool.active_bytes if self._pool else 0
+        return int(pool) + (self._arena.active_bytes if self._arena else 0)
+
+    def _allocate_plain(self, nbytes):
+        try:
+            return self._allocator(nbytes)
+        except cl.Error as e:
+            raise self._oom(nbytes, e) from None
+
+    def _oom(self, nbytes, cause=""):
+        return OutOfMemory(
+            f"cannot allocate {nbytes} bytes ({nbytes / 2**20:.1f} MiB) on {self.devname} "
+            f"({self.device.device_name}, {self.total_gmem / 2**20:.0f} MiB, "
+            f"largest allocation {self.device.max_alloc / 2**20:.0f} MiB, "
+            f"{self.active_bytes / 2**20:.1f} MiB in use){': ' + str(cause) if cause else ''}"
+        )
+
+    def allocate(self, nbytes):
+        """`Storage` of `nbytes` (arena, then pool, then the driver); OutOfMemory if none."""
+        if nbytes == 0:
+            return Storage(self, None, 0)
+        if nbytes > self.device.max_alloc:
+            raise self._oom(nbytes)
+        if self._arena is not None:
+            block = self._arena.allocate(nbytes)
+            if block is not None:
+                return Storage(self, block[0], nbytes, release=block[1])
+        if self._pool is None:
+            return Storage(self, self._allocate_plain(nbytes), nbytes)
+        try:
+            return Storage(self, self._pool.allocate(nbytes), nbytes)
+        except cl.Error as e:
+            raise self._oom(nbytes, e) from None
+
+    def free_held(self):
+        """Give the pool's unused blocks back to the driver."""
+        if self._pool is not None:
+            self._pool.free_held()
+
+    def sync(self):
+        """Wait until everything enqueued on this context's queue has finished."""
+        self.queue.finish()
+
+    def __repr__(self):
+        return f"<gpuarr.Context {self.name!r} on {self.devname}: {self.device.describe()}>"
+
+
+def _context_for(info, log_name=None):
+    with _lock:
+        ctx = _by_device.get(info.name)
+        if ctx is None:
+            platform_ctx = _cl_contexts.get(info.platform_index)
+            if platform_ctx is None:
+                devices = [d.cl_device for d in list_devices()
+                           if d.platform_index == info.platform_index and d.usable]
+                platform_ctx = _cl_contexts[info.platform_index] = cl.Context(devices)
+            ctx = _by_device[info.name] = Context(info, platform_ctx)
+        if config.flags.print_active_device:
+            who = f"Mapped name {log_name} to device" if log_name else "Using device"
+            print(f"{who} {info.name}: {info.describe()}", file=sys.stderr)
+        return ctx
+
+
+def _bind(name, ctx):
+    config.check_context_name(name)
+    bound = _by_name.get(name)
+    if bound is not None and bound is not ctx:
+        raise ContextNotDefined(
+            f"context name {name!r} is already mapped to {bound.devname}; cannot map it to "
+            f"{ctx.devname}"
+        )
+    _by_name[name] = ctx
+    if name not in ctx.names:
+        ctx.names.append(name)
+    return ctx
+
+
+def init(dev, name=None):
+    """Open (or reuse) the context of device `dev`, optionally under `name`.
+
+    Raises DeviceNotFound if the device is absent or unusable: an explicit choice never
+    falls back to another device.
+    """
+    info = _usable_device(find_device(dev))
+    with _lock:
+        if name is not None:
+            config.check_context_name(name)
+        ctx = _context_for(info, log_name=name)
+        return _bind(name, ctx) if name is not None else ctx
+
+
+def _defined_names():
+    return sorted(set(_by_name) | set(config.flags.contexts))
+
+
+def default_context():
+    """The context of flag `device` (created on first use)."""
+    with _lock:
+        ctx = _by_name.get(None)
+        if ctx is not None:
+            return ctx
+        text = config.flags.device
+        if text == "cpu":
+            raise ContextNotDefined(
+                "the default device is 'cpu' (flag device=cpu), which has no OpenCL context; "
+                "pass context= or set GPUARR_FLAGS=device=cl0:0"
+            )
+        info = _flagged_device(text, "flag device") if text else _fallback_device()
+        ctx = _by_name[None] = _context_for(info)
+        return ctx
+
+
+def get_context(name=None):
+    """A context by name, device string or Context; None gives the default context."""
+    if name is None:
+        return default_context()
+    if isinstance(name, Context):
+        return name
+    if not isinstance(name, str):
+        raise ArgumentTypeError(
+            f"context must be a name, a device string or a Context, not {name!r}")
+    with _lock:
+        ctx = _by_name.get(name)
+        if ctx is not None:
+            return ctx
+        mapped = config.flags.contexts.get(name)
+        if mapped is not None:
+            info = _flagged_device(mapped, f"flag contexts ({name}->{mapped})")
+            return _bind(name, _context_for(info, log_name=name))
+    if name.startswith("cl"):
+        return init(name)
+    raise ContextNotDefined(
+        f"unknown context name {name!r}; defined: {', '.join(_defined_names()) or 'none'} "
+        f"(define one with gpuarr.init(dev, name=...) or the flag contexts=name->cl0:0)"
+    )
+
+
+def contexts():
+    """The named contexts opened so far: {name: Context}."""
+    with _lock:
+        return {n: c for n, c in _by_name.items() if n is not None}
+
+
+def _reset():
+    """Forget every context (tests only); devices are enumerated again."""
+    global _devices
+    with _lock:
+        for ctx in _by_device.values():
+            ctx.sync()
+        _by_device.clear()
+        _by_name.clear()
+        _cl_contexts.clear()
+        _devices = None

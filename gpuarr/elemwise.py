@@ -1,0 +1,140 @@
+"""Elementwise engine: outputs = operation(inputs) as one cached OpenCL kernel.
+
+Operands of any strides and offsets are broadcast to the output shape; dimensions that are
+contiguous for every operand collapse into one; a fully contiguous call takes the kernel
+variant without index arithmetic. Sizes, strides and scalars are kernel arguments, so one
+build serves every shape and value. (The ufunc layer on top of it comes with issue 3.)
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+
+from . import dtypes
+from .kernels import get_kernel
+
+_INT32_MAX = 2**31 - 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Loop:
+    """The layout-independent part of an elementwise kernel.
+
+    ins: (storage dtype name, loop dtype name, is_scalar) per input;
+    outs: (storage dtype name, loop dtype name) per output;
+    operation: OpenCL statements reading in0.., writing out0.. (may use the flat index i);
+    scalar_args: (dtype name, argument name) of extra scalars the operation reads.
+    """
+
+    ins: tuple
+    outs: tuple
+    operation: str
+    scalar_args: tuple = ()
+    preamble: str = ""
+
+
+def copy_loop(src_dtype, dst_dtype, scalar=False):
+    """dst = src with numpy's unsafe cast (what copy, astype and setitem use)."""
+    src, dst = np.dtype(src_dtype).name, np.dtype(dst_dtype).name
+    return Loop(((src, src, scalar),), ((dst, src),), "out0 = in0;")
+
+
+def _element_strides(a, ndim):
+    """`a`'s strides in elements, right-aligned to `ndim` dims; 0 where it broadcasts."""
+    lead = ndim - a.ndim
+    return [0] * lead + [0 if n == 1 else s // a.itemsize for n, s in zip(a.shape, a.strides)]
+
+
+def collapse(shape, strides_list):
+    """Drop size-1 dims and merge dims contiguous for every operand.
+
+    Returns (dims, strides per operand); the C-order flat index is preserved.
+    """
+    keep = [d for d, n in enumerate(shape) if n != 1]
+    dims = [shape[d] for d in keep]
+    strides = [[s[d] for d in keep] for s in strides_list]
+    k = len(dims) - 1
+    while k > 0:
+        if all(s[k - 1] == s[k] * dims[k] for s in strides):
+            dims[k - 1] *= dims[k]
+            del dims[k]
+            for s in strides:
+                s[k - 1] = s[k]
+                del s[k]
+        k -= 1
+    return dims, strides
+
+
+def _index_type(n, dims, arrays, strides):
+    """'int' when every flat index and element offset fits in 32 bits, else 'long'."""
+    reach = n
+    for a, s in zip(arrays, strides):
+        span = sum(abs(x) * (d - 1) for x, d in zip(s, dims))
+        reach = max(reach, a.offset // a.itemsize + span)
+    return "int" if reach <= _INT32_MAX else "long"
+
+
+def _scalar_dtype(loop_dtype):
+    ctype = dtypes.compute_type(loop_dtype)
+    return {"float": np.float32, "double": np.float64, "uchar": np.uint8}.get(
+        ctype, np.dtype(loop_dtype).type
+    )
+
+
+def run(loop, outputs, inputs, scalars=()):
+    """Enqueue `loop` over `outputs[0].shape`; inputs broadcast to it.
+
+    `inputs` holds a GpuArray for each array input and a Python/numpy number for each
+    scalar input; `scalars` the values of `loop.scalar_args`. Returns the event.
+    """
+    out0 = outputs[0]
+    ctx = out0.context
+    shape = out0.shape
+    n = math.prod(shape)
+    if n == 0:
+        return None
+    arrays = [a for a, (_, _, s) in zip(inputs, loop.ins) if not s] + list(outputs)
+    ndim = len(shape)
+    dims, strides = collapse(shape, [_element_strides(a, ndim) for a in arrays])
+    contiguous = len(dims) == 1 and all(s[0] == 1 for s in strides)
+    index_t = _index_type(n, dims, arrays, strides)
+    kdim = 0 if contiguous else len(dims)
+    key = ("elemwise", loop, kdim, index_t)
+    kernel = ctx.kernels.get(key)
+    if kernel is None:
+        itype = np.int32 if index_t == "int" else np.int64
+        arg_dtypes = [itype] * (1 + kdim) + [None, itype, *[itype] * kdim] * len(arrays)
+        arg_dtypes += [_scalar_dtype(ldt) for _, ldt, s in loop.ins if s]
+        arg_dtypes += [_scalar_dtype(d) for d, _ in loop.scalar_args]
+        kernel = get_kernel(
+            ctx, key, "elemwise.cl.mako", arg_dtypes, name="elemwise", ins=loop.ins,
+            outs=loop.outs, operation=loop.operation, scalar_args=loop.scalar_args,
+            ndim=kdim, index_t=index_t, preamble=loop.preamble,
+        )
+    args = [n] + ([] if contiguous else dims)
+    queue = ctx.queue
+    wait_for = []
+    for a, s in zip(arrays, strides):
+        args += [a.storage.buffer, a.offset // a.itemsize] + ([] if contiguous else s)
+        wait_for += a.storage.wait_list(queue)
+    args += [v for v, (_, _, s) in zip(inputs, loop.ins) if s]
+    args += list(scalars)
+    local = ctx.local_size
+    event = kernel(queue, (-(-n // local) * local,), (local,), *args, wait_for=wait_for or None)
+    for a in outputs:
+        a.storage.written(event, queue)
+    return event
+
+
+def unary(operation, x, out=None):
+    """out = operation(x) elementwise, computed in x's dtype (float16 in float32).
+
+    `operation` reads in0 and writes out0, e.g. "out0 = exp(in0);". The output is
+    allocated like x when not given.
+    """
+    dt = x.dtype.name
+    if out is None:
+        out = type(x)(x.shape, x.dtype, context=x.context)
+    run(Loop(((dt, dt, False),), ((out.dtype.name, dt),), operation), [out], [x])
+    return out

@@ -1,0 +1,62 @@
+"""The one exception hierarchy of gpuarr.
+
+Every class derives from `GpuArrayError` and, where one fits, from the builtin that
+numpy would raise for the same mistake, so `except ValueError` keeps working.
+Messages say what was wrong, quote the values involved and, where it helps, what to do.
+"""
+
+
+class GpuArrayError(Exception):
+    """Base of every error gpuarr raises on purpose."""
+
+
+class FlagError(GpuArrayError, ValueError):
+    """A flag in GPUARR_FLAGS or ~/.gpuarrrc is unknown or malformed."""
+
+
+class DeviceNotFound(GpuArrayError, ValueError):
+    """A device string names no device present on this machine, or is malformed."""
+
+
+class ContextNotDefined(GpuArrayError, ValueError):
+    """A context name is not defined (neither by `init` nor by the `contexts` flag)."""
+
+
+class ContextMismatch(GpuArrayError, ValueError):
+    """Arrays of two contexts met in one operation."""
+
+
+class UnsupportedError(GpuArrayError, TypeError):
+    """A dtype or feature the chosen device (or gpuarr) does not support."""
+
+
+class ShapeError(GpuArrayError, ValueError):
+    """Shapes that do not fit: reshape, broadcasting, set()."""
+
+
+class AxisError(GpuArrayError, IndexError, ValueError):
+    """An axis out of range for the array's ndim (numpy's AxisError is both too)."""
+
+
+class IndexOutOfRange(GpuArrayError, IndexError):
+    """An index outside an array's bounds, or an index of a kind not supported."""
+
+
+class ReadOnlyError(GpuArrayError, ValueError):
+    """A write into a read-only or broadcast view."""
+
+
+class OutOfMemory(GpuArrayError, MemoryError):
+    """The device could not allocate the requested bytes."""
+
+
+class KernelBuildError(GpuArrayError, RuntimeError):
+    """An OpenCL program failed to build; the message holds the log and numbered source."""
+
+
+class ArgumentError(GpuArrayError, ValueError):
+    """An argument value outside what the function accepts (order, step, axes...)."""
+
+
+class ArgumentTypeError(GpuArrayError, TypeError):
+    """An argument of a type the function does not accept."""

@@ -1,0 +1,71 @@
+"""The one place that renders Mako templates, builds OpenCL programs and caches kernels.
+
+Stages: render (pure, memoized on the template name and frozen parameters) -> build (per
+context, the `cl.Kernel` kept in `context.kernels`) -> disk (the drivers' own caches, or
+pyopencl's under flag compile_cache_dir). The hot path is one dict lookup.
+"""
+
+import functools
+import os
+
+import pyopencl as cl
+from mako.lookup import TemplateLookup
+
+from .. import config
+from ..errors import KernelBuildError
+
+_lookup = TemplateLookup(
+    directories=[os.path.dirname(__file__)], strict_undefined=True, input_encoding="utf-8"
+)
+
+
+def _freeze(value):
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _render(template, params):
+    return _lookup.get_template(template).render(**dict(params))
+
+
+def render(template, **params):
+    """OpenCL source of `template` (a file in this folder) with `params`."""
+    return _render(template, tuple(sorted((k, _freeze(v)) for k, v in params.items())))
+
+
+def numbered(source):
+    return "\n".join(f"{n:4d}| {line}" for n, line in enumerate(source.splitlines(), 1))
+
+
+def build(context, source, options=()):
+    """Build `source` for `context`'s device; KernelBuildError with log and source on failure."""
+    program = cl.Program(context.cl_context, source)
+    try:
+        return program.build(
+            options=list(options),
+            devices=[context.device.cl_device],
+            cache_dir=config.flags.compile_cache_dir or None,
+        )
+    except cl.Error as e:
+        raise KernelBuildError(
+            f"OpenCL build failed on {context.devname} ({context.device.device_name}):\n"
+            f"{e}\n--- generated source ---\n{numbered(source)}"
+        ) from None
+
+
+def get_kernel(context, key, template, scalar_arg_dtypes, **params):
+    """The `cl.Kernel` cached under `key` on `context`, rendered and built on first use.
+
+    `key` is the caller's hashable summary of `params` (so a hit costs one dict lookup);
+    `params["name"]` names the kernel. `scalar_arg_dtypes` lists the numpy dtype of each
+    scalar argument and None for each buffer, so that calls can pass Python numbers.
+    """
+    kernel = context.kernels.get(key)
+    if kernel is None:
+        source = render(template, **params)
+        kernel = getattr(build(context, source), params["name"])
+        kernel.set_scalar_arg_dtypes(scalar_arg_dtypes)
+        context.kernels[key] = kernel
+    return kernel

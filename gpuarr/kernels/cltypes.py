@@ -1,0 +1,52 @@
+"""OpenCL C snippets for loading, storing and converting numpy dtypes, for the templates.
+
+Dtypes are named as numpy spells them ('float16', 'bool', 'complex64', ...). float16 is
+stored as half and computed in float (vload_half / vstore_half_rte need no cl_khr_fp16);
+bool is stored as uchar 0/1; complex as float2/double2 (.s0 real, .s1 imaginary).
+"""
+
+from ..dtypes import cl_type, compute_type
+
+FP64 = ("float64", "complex128")
+
+
+def ctype(dt):
+    return compute_type(dt)
+
+
+def storage(dt):
+    return cl_type(dt)
+
+
+def load(dt, ptr, idx):
+    return f"vload_half({idx}, {ptr})" if dt == "float16" else f"{ptr}[{idx}]"
+
+
+def store(dt, ptr, idx, value, value_dt):
+    """Statement storing `value` (of dtype value_dt) into ptr[idx] of dtype dt."""
+    if dt == "float16":
+        # A double goes to half in one rounding, as numpy's double -> half cast does.
+        via = "float64" if value_dt == "float64" else "float32"
+        return f"vstore_half_rte({convert(value_dt, via, value)}, {idx}, {ptr});"
+    return f"{ptr}[{idx}] = {convert(value_dt, dt, value)};"
+
+
+def convert(src, dst, expr):
+    """numpy's unsafe cast of `expr` from src to dst: complex -> real drops the imaginary
+    part, anything -> bool is (x != 0)."""
+    src_c, dst_c = src.startswith("complex"), dst.startswith("complex")
+    t = compute_type(dst)
+    if src == dst or (compute_type(src) == t and dst != "bool"):
+        return f"({expr})"
+    if dst == "bool":
+        return f"((uchar)((({expr}).s0 != 0) | (({expr}).s1 != 0)))" if src_c \
+            else f"((uchar)(({expr}) != 0))"
+    if dst_c:
+        return f"convert_{t}({expr})" if src_c else f"(({t})(({expr}), 0))"
+    return f"(({t})(({expr}).s0))" if src_c else f"(({t})({expr}))"
+
+
+def fp64_pragma(dts):
+    if any(d in FP64 for d in dts):
+        return "#pragma OPENCL EXTENSION cl_khr_fp64 : enable"
+    return ""

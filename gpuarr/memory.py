@@ -1,0 +1,79 @@
+"""Device memory: the storage arrays share, and the preallocated arena.
+
+`Storage` is one allocation: the buffer kernels see, and the event of the last command that
+wrote it. Views of one array share one Storage, so a write through any view orders every
+later read of the same bytes, whichever queue it comes from.
+"""
+
+import bisect
+import functools
+
+
+class Storage:
+    """One device allocation (None buffer for 0 bytes) and its last writer's event."""
+
+    __slots__ = ("_release", "buffer", "context", "event", "event_queue", "nbytes")
+
+    def __init__(self, context, buffer, nbytes, release=None):
+        self.context = context
+        self.buffer = buffer
+        self.nbytes = nbytes
+        self.event = None
+        self.event_queue = None
+        self._release = release
+
+    def wait_list(self, queue):
+        """Events a command on `queue` must wait for before it touches this storage."""
+        if self.event is None or self.event_queue is queue:
+            return []
+        return [self.event]
+
+    def written(self, event, queue):
+        """Record `event` (enqueued on `queue`) as the last write of this storage."""
+        self.event = event
+        self.event_queue = queue
+        return event
+
+    def __del__(self):
+        if self._release is not None:
+            self._release()
+
+
+class Arena:
+    """First-fit sub-allocation of one preallocated buffer (flag preallocate > 0).
+
+    Blocks are sub-buffers aligned to the device's base address alignment; freed ranges
+    coalesce with their neighbours. Reuse is safe because a context's queue is in order.
+    """
+
+    def __init__(self, buffer, align):
+        self.buffer = buffer
+        self.nbytes = buffer.size
+        self.align = align
+        self.active_bytes = 0
+        self._free = [(0, self.nbytes)]  # sorted (offset, size) ranges
+
+    def allocate(self, nbytes):
+        """(sub-buffer, release) or None when no free range is large enough."""
+        size = -(-max(nbytes, 1) // self.align) * self.align
+        for i, (offset, free) in enumerate(self._free):
+            if free >= size:
+                if free == size:
+                    del self._free[i]
+                else:
+                    self._free[i] = (offset + size, free - size)
+                self.active_bytes += size
+                sub = self.buffer.get_sub_region(offset, size)
+                return sub, functools.partial(self._give_back, offset, size)
+        return None
+
+    def _give_back(self, offset, size):
+        self.active_bytes -= size
+        i = bisect.bisect(self._free, (offset, size))
+        if i < len(self._free) and offset + size == self._free[i][0]:
+            size += self._free.pop(i)[1]
+        if i > 0 and self._free[i - 1][0] + self._free[i - 1][1] == offset:
+            offset, prev = self._free.pop(i - 1)
+            size += prev
+            i -= 1
+        self._free.insert(i, (offset, size))
