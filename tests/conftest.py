@@ -1,0 +1,70 @@
+"""Shared fixtures. PoCL exposes two CPU devices per platform here, for multi-device tests."""
+
+import contextlib
+import os
+
+os.environ.setdefault("POCL_DEVICES", "pthread pthread")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import gpuarr as ga  # noqa: E402
+from gpuarr import config, context  # noqa: E402
+
+USABLE = [d for d in ga.list_devices() if d.usable]
+if not USABLE:
+    raise RuntimeError(f"no usable OpenCL device for the tests: {ga.list_devices()}")
+
+# Every dtype a GpuArray can hold (float64/complex128 need fp64 on the first device).
+ALL_DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+              np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128]
+
+
+def same_platform_pair():
+    """Two usable devices of one platform, or None."""
+    for a in USABLE:
+        for b in USABLE:
+            if a is not b and a.platform_index == b.platform_index:
+                return a, b
+    return None
+
+
+def cross_platform_pair():
+    """Two usable devices of different platforms, or None."""
+    for a in USABLE:
+        for b in USABLE:
+            if a.platform_index != b.platform_index:
+                return a, b
+    return None
+
+
+@contextlib.contextmanager
+def using_flags(text, rc_path=None):
+    """Run a block with GPUARR_FLAGS=text (and GPUARRRC) and no contexts opened yet."""
+    env = {"GPUARR_FLAGS": text}
+    if rc_path is not None:
+        env["GPUARRRC"] = str(rc_path)
+    else:
+        env["GPUARRRC"] = os.devnull
+    saved = config.flags
+    context._reset()
+    config.reload(env)
+    try:
+        yield config.flags
+    finally:
+        context._reset()
+        config.flags = saved
+
+
+@pytest.fixture(scope="session")
+def ctx():
+    """The first usable device's context."""
+    return ga.init(USABLE[0].name)
+
+
+@pytest.fixture(scope="session")
+def ctx_pair():
+    pair = same_platform_pair()
+    if pair is None:
+        pytest.skip("needs two usable devices of one platform (POCL_DEVICES='pthread pthread')")
+    return ga.init(pair[0].name), ga.init(pair[1].name)
