@@ -262,6 +262,7 @@ class Context:
 def _context_for(info, log_name=None):
     with _lock:
         ctx = _by_device.get(info.name)
+        new = ctx is None or (log_name is not None and log_name not in ctx.names)
         if ctx is None:
             platform_ctx = _cl_contexts.get(info.platform_index)
             if platform_ctx is None:
@@ -269,7 +270,7 @@ def _context_for(info, log_name=None):
                            if d.platform_index == info.platform_index and d.usable]
                 platform_ctx = _cl_contexts[info.platform_index] = cl.Context(devices)
             ctx = _by_device[info.name] = Context(info, platform_ctx)
-        if config.flags.print_active_device:
+        if new and config.flags.print_active_device:
             who = f"Mapped name {log_name} to device" if log_name else "Using device"
             print(f"{who} {info.name}: {info.describe()}", file=sys.stderr)
         return ctx
