@@ -12,6 +12,10 @@ import gpuarr as ga  # noqa: E402
 from gpuarr import config, context  # noqa: E402
 
 USABLE = [d for d in ga.list_devices() if d.usable]
+# GPUARR_TEST_DEVICE (e.g. cl:nvidia) puts that device first: the `ctx` fixture uses it.
+if os.environ.get("GPUARR_TEST_DEVICE"):
+    _first = context.find_device(os.environ["GPUARR_TEST_DEVICE"])
+    USABLE = [_first] + [d for d in USABLE if d.name != _first.name]
 if not USABLE:
     raise RuntimeError(f"no usable OpenCL device for the tests: {ga.list_devices()}")
 
