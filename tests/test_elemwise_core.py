@@ -1,0 +1,67 @@
+"""The elementwise engine's layout handling: collapsing, index width, strided and scalar paths."""
+
+import numpy as np
+import pytest
+
+import gpuarr as ga
+from gpuarr import elemwise
+
+
+@pytest.mark.parametrize(
+    ("shape", "strides", "dims", "collapsed"),
+    [
+        ((2, 3, 4), [[12, 4, 1]], [24], [[1]]),                   # C-contiguous: one dim
+        ((2, 3, 4), [[24, 4, 1]], [2, 12], [[24, 1]]),            # gap after axis 0
+        ((2, 1, 4), [[4, 99, 1]], [8], [[1]]),                    # size-1 axis ignored
+        ((3, 4), [[4, 1], [0, 1]], [3, 4], [[4, 1], [0, 1]]),     # broadcast row blocks merge
+        ((3, 4), [[-4, -1]], [12], [[-1]]),                       # reversed but dense
+        ((), [[]], [], [[]]),
+    ],
+)
+def test_collapse(shape, strides, dims, collapsed):
+    assert elemwise.collapse(shape, strides) == (dims, collapsed)
+
+
+def test_collapse_keeps_c_order_flat_index():
+    shape, strides = (2, 3, 4, 5), [[60, 20, 5, 1], [0, 5, 1, 0]]
+    dims, new = elemwise.collapse(shape, strides)
+    for flat in range(120):
+        idx = np.unravel_index(flat, shape)
+        cidx = np.unravel_index(flat, dims)
+        for old_s, new_s in zip(strides, new):
+            assert sum(i * s for i, s in zip(idx, old_s)) == sum(i * s for i, s in zip(cidx, new_s))
+
+
+def test_contiguous_and_strided_paths_agree(ctx):
+    host = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    x = ga.asarray(host, context=ctx)
+    np.testing.assert_array_equal(elemwise.unary("out0 = in0 * 2;", x).get(), host * 2)
+    view = x[::-1, 1::2, ::2]
+    np.testing.assert_array_equal(elemwise.unary("out0 = in0 * 2;", view).get(),
+                                  host[::-1, 1::2, ::2] * 2)
+
+
+def test_64bit_index_variant(ctx, monkeypatch):
+    """Arrays over 2^31 elements take the 'long' variant; force it on a small array."""
+    monkeypatch.setattr(elemwise, "_INT32_MAX", 10)
+    host = np.arange(40, dtype=np.int32).reshape(5, 8)
+    x = ga.asarray(host, context=ctx)
+    np.testing.assert_array_equal(x.T.copy().get(), host.T)
+    np.testing.assert_array_equal(ga.arange(40, dtype="int32", context=ctx).get(), np.arange(40))
+    assert any(key[-1] == "long" for key in ctx.kernels if key[0] == "elemwise")
+
+
+def test_index_type_choice():
+    x = ga.empty((3, 4), dtype="uint8")
+    assert elemwise._index_type(12, [12], [x], [[1]]) == "int"
+    assert elemwise._index_type(2**31, [2**31], [x], [[1]]) == "long"
+    assert elemwise._index_type(12, [12], [x], [[2**28]]) == "long"
+
+
+def test_one_kernel_serves_many_shapes_and_scalars(ctx):
+    before = len(ctx.kernels)
+    for n in (1, 7, 100, 1000):
+        ga.full(n, 3.5, dtype="float32", context=ctx)[::2].fill(n)
+    ga.empty((5, 3), dtype="float32", context=ctx)[:, ::2].fill(1)
+    keys = [k for k in list(ctx.kernels)[before:]]
+    assert len(keys) <= 2, keys  # 1-d strided fill and 2-d strided fill at most
