@@ -28,6 +28,10 @@ from .array import (
     zeros_like,
 )
 from .context import Context, DeviceInfo, contexts, get_context, init, list_devices
+from .ufuncs import ALIASES, UFUNCS, Ufunc, around, fix, imag, nan_to_num, real, round, where
+
+globals().update(UFUNCS)
+globals().update({alias: UFUNCS[name] for alias, name in ALIASES.items()})
 
 __version__ = "0.1.0"
 
@@ -35,5 +39,6 @@ __all__ = [
     "Context", "DeviceInfo", "GpuArray", "arange", "array", "asarray", "ascontiguousarray",
     "broadcast_to", "config", "contexts", "empty", "empty_like", "errors", "expand_dims", "full",
     "full_like", "get_context", "init", "list_devices", "ones", "ones_like", "ravel", "reshape",
-    "squeeze", "swapaxes", "transpose", "zeros", "zeros_like",
+    "squeeze", "swapaxes", "transpose", "zeros", "zeros_like", "Ufunc", "around", "fix", "imag",
+    "nan_to_num", "real", "round", "where", *UFUNCS, *ALIASES,
 ]

@@ -1,0 +1,150 @@
+"""OpenCL C snippets of the ufuncs, one table: name -> {dtype kind: (expression, helpers)}.
+
+Kinds are numpy's: b bool, i signed, u unsigned, f float (float16 computes in float),
+c complex; '*' serves every kind not listed. In an expression {0}, {1}, {2} stand for the
+inputs (already in the loop dtype numpy's resolution chose), {T} for the compute type of the
+first input's loop dtype. `helpers` name functions of ufunc_helpers.cl.mako emitted for T.
+A ufunc/kind pair missing from the table is not supported and raises UnsupportedError.
+"""
+
+_F = "f"
+
+
+def _same(expr, helpers=()):
+    return {"*": (expr, tuple(helpers))}
+
+
+def _float(fn):
+    return {_F: (f"{fn}({{0}})", ())}
+
+
+_NAN_MAX = "((({0}) >= ({1}) || isnan({0})) ? ({0}) : ({1}))"
+_NAN_MIN = "((({0}) <= ({1}) || isnan({0})) ? ({0}) : ({1}))"
+
+OPS = {
+    # arithmetic
+    "add": {"b": ("(({0}) | ({1}))", ()), "*": ("(({0}) + ({1}))", ())},
+    "subtract": _same("(({0}) - ({1}))"),
+    "multiply": {"b": ("(({0}) & ({1}))", ()), "c": ("ga_cmul_{T}({0}, {1})", ("cmul",)),
+                 "*": ("(({0}) * ({1}))", ())},
+    "true_divide": {_F: ("(({0}) / ({1}))", ()), "c": ("ga_cdiv_{T}({0}, {1})", ("cdiv",))},
+    "floor_divide": {"i": ("ga_floordiv_{T}({0}, {1})", ("floordiv",)),
+                     "u": ("(({1}) == 0 ? ({T})0 : ({T})(({0}) / ({1})))", ()),
+                     _F: ("ga_floordivf_{T}({0}, {1})", ("floordivf",))},
+    "remainder": {"i": ("ga_mod_{T}({0}, {1})", ("mod",)),
+                  "u": ("(({1}) == 0 ? ({T})0 : ({T})(({0}) % ({1})))", ()),
+                  _F: ("ga_modf_{T}({0}, {1})", ("modf",))},
+    "fmod": {"i": ("ga_fmod_int_{T}({0}, {1})", ("fmod_int",)),
+             "u": ("(({1}) == 0 ? ({T})0 : ({T})(({0}) % ({1})))", ()),
+             _F: ("fmod({0}, {1})", ())},
+    "power": {"i": ("ga_ipow_{T}({0}, {1})", ("ipow",)), "u": ("ga_ipow_{T}({0}, {1})", ("ipow",)),
+              _F: ("pow({0}, {1})", ())},
+    "float_power": {_F: ("pow({0}, {1})", ())},
+    "negative": {"i": ("(({T})-({0}))", ()), "u": ("(({T})-({0}))", ()), _F: ("(-({0}))", ()),
+                 "c": ("(-({0}))", ())},
+    "positive": {"i": ("({0})", ()), "u": ("({0})", ()), _F: ("({0})", ()), "c": ("({0})", ())},
+    "absolute": {"b": ("({0})", ()), "u": ("({0})", ()), "i": ("(({T})abs({0}))", ()),
+                 _F: ("fabs({0})", ()), "c": ("hypot(({0}).s0, ({0}).s1)", ())},
+    "fabs": _float("fabs"),
+    "sign": {"i": ("(({T})((({0}) > 0) - (({0}) < 0)))", ()), "u": ("(({T})(({0}) > 0))", ()),
+             _F: ("(isnan({0}) ? ({0}) : ({T})((({0}) > 0) - (({0}) < 0)))", ()),
+             "c": ("ga_csign_{T}({0})", ("csign",))},
+    "reciprocal": {"i": ("(({0}) == 0 ? ({T})0 : ({T})(1 / ({0})))", ()),
+                   "u": ("(({0}) == 0 ? ({T})0 : ({T})(1 / ({0})))", ()),
+                   _F: ("(1 / ({0}))", ()), "c": ("ga_cdiv_{T}(({T})(1, 0), {0})", ("cdiv",))},
+    "square": {"b": ("({0})", ()), "c": ("ga_cmul_{T}({0}, {0})", ("cmul",)),
+               "*": ("(({0}) * ({0}))", ())},
+    # exponents, logarithms, trigonometry
+    **{name: _float(fn) for name, fn in [
+        ("sqrt", "sqrt"), ("cbrt", "cbrt"), ("exp", "exp"), ("exp2", "exp2"), ("expm1", "expm1"),
+        ("log", "log"), ("log2", "log2"), ("log10", "log10"), ("log1p", "log1p"),
+        ("sin", "sin"), ("cos", "cos"), ("tan", "tan"), ("arcsin", "asin"), ("arccos", "acos"),
+        ("arctan", "atan"), ("sinh", "sinh"), ("cosh", "cosh"), ("tanh", "tanh"),
+        ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),
+        ("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc"), ("rint", "rint"),
+    ]},
+    "logaddexp": {_F: ("ga_logaddexp_{T}({0}, {1})", ("logaddexp",))},
+    "logaddexp2": {_F: ("ga_logaddexp2_{T}({0}, {1})", ("logaddexp2",))},
+    "arctan2": {_F: ("atan2({0}, {1})", ())},
+    "hypot": {_F: ("hypot({0}, {1})", ())},
+    "deg2rad": {_F: ("(({0}) * ({T})0.017453292519943295)", ())},
+    "rad2deg": {_F: ("(({0}) * ({T})57.29577951308232)", ())},
+    "copysign": {_F: ("copysign({0}, {1})", ())},
+    "nextafter": {_F: ("nextafter({0}, {1})", ())},
+    "ldexp": {_F: ("ldexp({0}, (int)clamp(({1}), (long)INT_MIN, (long)INT_MAX))", ())},
+    "heaviside": {_F: ("(isnan({0}) ? ({0}) : ({0}) == 0 ? ({1}) : ({T})(({0}) > 0))", ())},
+    # comparisons and extrema
+    "maximum": {_F: (_NAN_MAX, ()), "b": ("(({0}) | ({1}))", ()),
+                "*": ("(({0}) >= ({1}) ? ({0}) : ({1}))", ())},
+    "minimum": {_F: (_NAN_MIN, ()), "b": ("(({0}) & ({1}))", ()),
+                "*": ("(({0}) <= ({1}) ? ({0}) : ({1}))", ())},
+    "fmax": {_F: ("((({0}) >= ({1}) || isnan({1})) ? ({0}) : ({1}))", ()),
+             "b": ("(({0}) | ({1}))", ()), "*": ("(({0}) >= ({1}) ? ({0}) : ({1}))", ())},
+    "fmin": {_F: ("((({0}) <= ({1}) || isnan({1})) ? ({0}) : ({1}))", ()),
+             "b": ("(({0}) & ({1}))", ()), "*": ("(({0}) <= ({1}) ? ({0}) : ({1}))", ())},
+    "clip": {_F: (_NAN_MIN.format(_NAN_MAX, "{2}"), ()),
+             "*": ("min(max(({0}), ({1})), ({2}))", ())},
+    "greater": {"c": None, "*": ("(({0}) > ({1}))", ())},
+    "greater_equal": {"c": None, "*": ("(({0}) >= ({1}))", ())},
+    "less": {"c": None, "*": ("(({0}) < ({1}))", ())},
+    "less_equal": {"c": None, "*": ("(({0}) <= ({1}))", ())},
+    "equal": {"c": ("((({0}).s0 == ({1}).s0) & (({0}).s1 == ({1}).s1))", ()),
+              "*": ("(({0}) == ({1}))", ())},
+    "not_equal": {"c": ("((({0}).s0 != ({1}).s0) | (({0}).s1 != ({1}).s1))", ()),
+                  "*": ("(({0}) != ({1}))", ())},
+    "isnan": {_F: ("isnan({0})", ()), "c": ("(isnan(({0}).s0) | isnan(({0}).s1))", ()),
+              "*": ("0", ())},
+    "isinf": {_F: ("isinf({0})", ()), "c": ("(isinf(({0}).s0) | isinf(({0}).s1))", ()),
+              "*": ("0", ())},
+    "isfinite": {_F: ("isfinite({0})", ()),
+                 "c": ("(isfinite(({0}).s0) & isfinite(({0}).s1))", ()), "*": ("1", ())},
+    "signbit": {_F: ("signbit({0})", ())},
+    # logic and bits
+    "logical_and": {"c": None, "*": ("(({0}) && ({1}))", ())},
+    "logical_or": {"c": None, "*": ("(({0}) || ({1}))", ())},
+    "logical_xor": {"c": None, "*": ("(!({0}) != !({1}))", ())},
+    "logical_not": {"c": None, "*": ("(!({0}))", ())},
+    "bitwise_and": {"b": ("(({0}) & ({1}))", ()), "i": ("(({0}) & ({1}))", ()),
+                    "u": ("(({0}) & ({1}))", ())},
+    "bitwise_or": {"b": ("(({0}) | ({1}))", ()), "i": ("(({0}) | ({1}))", ()),
+                   "u": ("(({0}) | ({1}))", ())},
+    "bitwise_xor": {"b": ("(({0}) ^ ({1}))", ()), "i": ("(({0}) ^ ({1}))", ()),
+                    "u": ("(({0}) ^ ({1}))", ())},
+    "invert": {"b": ("(!({0}))", ()), "i": ("(({T})~({0}))", ()), "u": ("(({T})~({0}))", ())},
+    "left_shift": {"i": ("ga_lshift_{T}({0}, {1})", ("lshift",)),
+                   "u": ("ga_lshift_{T}({0}, {1})", ("lshift",))},
+    "right_shift": {"i": ("ga_rshift_{T}({0}, {1})", ("rshift",)),
+                    "u": ("ga_rshift_{T}({0}, {1})", ("rshift",))},
+    # complex parts
+    "conjugate": {"c": ("(({T})(({0}).s0, -({0}).s1))", ()), "*": ("({0})", ())},
+    "where": _same("(({0}) ? ({1}) : ({2}))"),
+    "_round_scale": {_F: ("(scale >= 0 ? rint(({0}) * scale) / scale "
+                          ": rint(({0}) / -scale) * -scale)", ())},
+    "_nan_to_num": {_F: ("(isnan({0}) ? ({T})nan_value : isinf({0}) ? "
+                         "(({0}) > 0 ? ({T})posinf : ({T})neginf) : ({0}))", ())},
+}
+
+
+def snippet(name, kind):
+    """(expression, helpers) for ufunc `name` on loop kind `kind`, or None if unsupported."""
+    table = OPS[name]
+    return table.get(kind, table.get("*")) if kind in table or "*" in table else None
+
+
+def operation(name, in_loops, kind_dtype):
+    """(statement, helpers) for ufunc `name`: `out0 = <snippet>;` over in0.., or None.
+
+    in_loops: the loop dtype names of the inputs; kind_dtype: the dtype name whose kind
+    picks the snippet and whose compute type is {T}.
+    """
+    import numpy as np
+
+    from ..dtypes import compute_type
+
+    found = snippet(name, np.dtype(kind_dtype).kind)
+    if found is None:
+        return None
+    expr, helpers = found
+    t = compute_type(kind_dtype)
+    args = [f"in{k}" for k in range(len(in_loops))]
+    return f"out0 = {expr.format(*args, T=t)};", tuple((h, t) for h in helpers)

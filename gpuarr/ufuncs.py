@@ -1,0 +1,353 @@
+"""numpy's ufuncs on GpuArrays: type resolution by numpy itself, kernels by the engine.
+
+Each `Ufunc` resolves loop dtypes with numpy's own `ufunc.resolve_dtypes` (NEP 50: Python
+scalars are weak), so promotion matches numpy exactly; the OpenCL snippet comes from
+`kernels/ufunc_ops.py`. Array operands broadcast; Python and numpy scalars travel as kernel
+arguments, so `x + 1` and `x + 2` share one kernel.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import dtypes, elemwise
+from .array import GpuArray, _upload, check_same_context
+from .context import get_context
+from .errors import ArgumentError, ShapeError, UnsupportedError
+from .kernels import render, ufunc_ops
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def broadcast_shapes(*shapes):
+    """numpy's broadcast of `shapes`, or ShapeError naming them."""
+    ndim = max(map(len, shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        for k, n in enumerate(shape, ndim - len(shape)):
+            if n != 1:
+                if out[k] not in (1, n):
+                    raise ShapeError("operands could not be broadcast together with shapes "
+                                     + " ".join(str(tuple(s)) for s in shapes))
+                out[k] = n
+    return tuple(out)
+
+
+def _weak_type(value):
+    """The dtype numpy's resolution sees for a scalar operand (a Python type when weak)."""
+    if isinstance(value, _PY_SCALARS):
+        return bool if isinstance(value, bool) else type(value)
+    return dtypes.normalize(np.asarray(value).dtype)
+
+
+class Ufunc:
+    """A numpy ufunc on GpuArrays: `ga.add(x, y, out=None, dtype=None, casting=..., where=True)`."""
+
+    def __init__(self, name, np_ufunc, kind_input=0, nin=None):
+        self.__name__ = self.name = name
+        self.np_ufunc = np_ufunc
+        self.nin = nin or np_ufunc.nin
+        self.kind_input = kind_input
+        self._resolved = {}
+        self.__doc__ = f"numpy.{np_ufunc.__name__} on GpuArrays (see numpy's documentation)."
+
+    def __repr__(self):
+        return f"<gpuarr ufunc {self.name!r}>"
+
+    def resolve(self, in_types, out_dtype=None, dtype=None, casting="same_kind"):
+        """Loop dtypes (inputs, output) numpy would use, cached per operand types."""
+        key = (in_types, out_dtype, dtype, casting)
+        found = self._resolved.get(key)
+        if found is None:
+            extra = {} if dtype is None else {"signature": (None,) * self.nin + (dtype,)}
+            try:
+                loops = self.np_ufunc.resolve_dtypes((*in_types, out_dtype), casting=casting,
+                                                     **extra)
+            except TypeError as e:
+                raise UnsupportedError(f"{self.name}: {e}") from None
+            found = self._resolved[key] = (tuple(d.name for d in loops[:self.nin]),
+                                           loops[self.nin].name)
+        return found
+
+    def _loop(self, storages, loops, out_dtype, out_loop, masked):
+        """The elemwise.Loop of one call pattern (cached by the caller's key)."""
+        kind = loops[self.kind_input]
+        op = ufunc_ops.operation(self.name, loops, kind)
+        if op is None:
+            raise UnsupportedError(f"{self.name} is not supported for dtype {kind} on gpuarr")
+        statement, helpers = op
+        ins = tuple((s or l, l, s is None) for s, l in zip(storages, loops))
+        if masked:
+            # out0 keeps its old value where the mask is False: read it as an extra input.
+            k = len(ins)
+            ins += (("bool", "bool", False), (out_dtype, out_loop, False))
+            statement = (f"if (in{k}) {{ {statement} }} else {{ out0 = in{k + 1}; }}")
+        preamble = render("ufunc_helpers.cl.mako", helpers=helpers) if helpers else ""
+        return ins, statement, preamble
+
+    def __call__(self, *args, out=None, dtype=None, casting="same_kind", where=True):
+        if len(args) != self.nin:
+            raise ArgumentError(f"{self.name} takes {self.nin} inputs, got {len(args)}")
+        if isinstance(out, tuple):
+            if len(out) != 1:
+                raise ArgumentError(f"{self.name} has one output; out= got {len(out)}")
+            out = out[0]
+        arrays = [a for a in args if isinstance(a, GpuArray)]
+        if out is not None:
+            if not isinstance(out, GpuArray):
+                raise ArgumentError(f"out= must be a GpuArray, not {type(out).__name__}")
+            arrays.append(out)
+        ctx = check_same_context(*arrays) if arrays else get_context()
+        operands = []
+        for a in args:
+            if isinstance(a, GpuArray):
+                operands.append(a)
+            elif isinstance(a, np.ndarray) and a.ndim:
+                operands.append(_upload(a, ctx))
+            elif isinstance(a, numbers.Number | np.generic | np.ndarray):
+                operands.append(a)
+            else:
+                raise ArgumentError(f"{self.name}: unsupported operand {a!r} "
+                                    f"({type(a).__name__}); pass arrays or numbers")
+        in_types = tuple(a.dtype if isinstance(a, GpuArray) else _weak_type(a) for a in operands)
+        loops, out_loop = self.resolve(in_types, None if out is None else out.dtype,
+                                       None if dtype is None else dtypes.normalize(dtype), casting)
+        for name in (*loops, out_loop):
+            dtypes.check_device(name, ctx)
+        shape = broadcast_shapes(*(a.shape for a in operands if isinstance(a, GpuArray)))
+        masked = where is not True
+        if out is None:
+            if masked:
+                raise ArgumentError(f"{self.name}: where= needs out= (numpy leaves the other "
+                                    "elements uninitialised)")
+            out = GpuArray(shape, out_loop, context=ctx)
+        else:
+            out._check_writeable()
+            if broadcast_shapes(shape, out.shape) != out.shape:
+                raise ShapeError(f"{self.name}: non-broadcastable output operand with shape "
+                                 f"{out.shape} doesn't match the broadcast shape {shape}")
+        inputs = []
+        storages = []
+        for a, l in zip(operands, loops):
+            if isinstance(a, GpuArray):
+                if a._may_share(out) and not _same_view(a, out):
+                    a = a.copy()
+                inputs.append(a)
+                storages.append(a.dtype.name)
+            else:
+                inputs.append(_scalar_arg(a, l))
+                storages.append(None)
+        if masked:
+            mask = where if isinstance(where, GpuArray) else _upload(np.asarray(where, bool), ctx)
+            inputs += [mask if mask.dtype == np.bool_ else mask.astype(bool), out]
+        key = (self.name, tuple(storages), loops, out.dtype.name, masked)
+        loop = _LOOPS.get(key)
+        if loop is None:
+            ins, statement, preamble = self._loop(storages, loops, out.dtype.name, out_loop,
+                                                  masked)
+            loop = _LOOPS[key] = elemwise.Loop(ins, ((out.dtype.name, out_loop),), statement,
+                                               preamble=preamble)
+        elemwise.run(loop, [out], inputs)
+        return out
+
+
+_LOOPS = {}
+
+
+def _same_view(a, b):
+    return a.offset == b.offset and a.strides == b.strides and a.shape == b.shape
+
+
+def _scalar_arg(value, loop_dtype):
+    """A scalar converted to the loop dtype (OverflowError for out-of-range Python ints)."""
+    dt = np.dtype(loop_dtype)
+    if isinstance(value, np.ndarray):
+        value = value[()]
+    if isinstance(value, int) and not isinstance(value, bool) and dt.kind in "iu":
+        info = np.iinfo(dt)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {dt}")
+    box = np.asarray(value).astype(dt)
+    return box.astype(np.float32)[()] if dt == np.float16 else box[()]
+
+
+class _Where(Ufunc):
+    """where(cond, x, y): x where cond is true, else y; dtype numpy's result_type(x, y)."""
+
+    def resolve(self, in_types, out_dtype=None, dtype=None, casting="same_kind"):
+        key = (in_types, out_dtype)
+        found = self._resolved.get(key)
+        if found is None:
+            dt = np.result_type(*in_types[1:]).name
+            found = self._resolved[key] = (("bool", dt, dt), out_dtype.name if out_dtype else dt)
+        return found
+
+
+_NAMES = [
+    "add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "power",
+    "float_power", "negative", "positive", "absolute", "fabs", "sign", "reciprocal", "square",
+    "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp",
+    "logaddexp2", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot", "sinh",
+    "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "floor", "ceil",
+    "trunc", "rint", "maximum", "minimum", "fmax", "fmin", "isnan", "isinf", "isfinite",
+    "signbit", "copysign", "nextafter", "ldexp", "greater", "greater_equal", "less",
+    "less_equal", "equal", "not_equal", "logical_and", "logical_or", "logical_xor",
+    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift",
+    "right_shift", "conjugate", "heaviside",
+]
+
+UFUNCS = {name: Ufunc(name, getattr(np, name)) for name in _NAMES}
+UFUNCS["clip"] = Ufunc("clip", np._core.umath.clip)
+_where3 = _Where("where", np.add, kind_input=1, nin=3)
+
+ALIASES = {"divide": "true_divide", "mod": "remainder", "abs": "absolute", "conj": "conjugate",
+           "bitwise_not": "invert", "degrees": "rad2deg", "radians": "deg2rad"}
+
+
+# GpuArray operators: (dunder, ufunc, reflected dunder or None, in-place dunder or None).
+_BINARY_OPERATORS = [
+    ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "true_divide"),
+    ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
+    ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+    ("lshift", "left_shift"), ("rshift", "right_shift"),
+]
+_UNARY_OPERATORS = [("neg", "negative"), ("pos", "positive"), ("abs", "absolute"),
+                    ("invert", "invert")]
+_COMPARISONS = [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
+                ("gt", "greater"), ("ge", "greater_equal")]
+_OPERANDS = (GpuArray, numbers.Number, np.generic, np.ndarray)
+
+
+def _binary(uf):
+    def op(self, other):
+        return uf(self, other) if isinstance(other, _OPERANDS) else NotImplemented
+
+    def rop(self, other):
+        return uf(other, self) if isinstance(other, _OPERANDS) else NotImplemented
+
+    def iop(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return uf(self, other, out=self)
+
+    return op, rop, iop
+
+
+def _unary(uf):
+    def op(self):
+        return uf(self)
+    return op
+
+
+def _array_ufunc(self, np_ufunc, method, *inputs, **kwargs):
+    """numpy hands its ufunc calls on GpuArrays to gpuarr (`np.exp(x)`, `ndarray + x`)."""
+    uf = UFUNCS.get(np_ufunc.__name__)
+    if method != "__call__" or uf is None:
+        return NotImplemented
+    return uf(*inputs, **kwargs)
+
+
+def _install_operators(cls):
+    for dunder, name in _BINARY_OPERATORS:
+        op, rop, iop = _binary(UFUNCS[name])
+        for prefix, fn in (("", op), ("r", rop), ("i", iop)):
+            fn.__name__ = f"__{prefix}{dunder}__"
+            fn.__doc__ = f"{name} (see gpuarr.{name})"
+            setattr(cls, fn.__name__, fn)
+    for dunder, name in _UNARY_OPERATORS:
+        setattr(cls, f"__{dunder}__", _unary(UFUNCS[name]))
+    for dunder, name in _COMPARISONS:
+        setattr(cls, f"__{dunder}__", _binary(UFUNCS[name])[0])
+    cls.__array_ufunc__ = _array_ufunc
+
+
+_install_operators(GpuArray)
+
+
+# ---------------------------------------------------------------- ufunc-like functions
+
+def where(condition, x=None, y=None):
+    """x where condition holds, else y (numpy's dtype rule); where(cond) alone is nonzero."""
+    if x is None and y is None:
+        raise UnsupportedError("where(condition) with one argument (nonzero) is not supported "
+                               "yet; pass x and y")
+    if x is None or y is None:
+        raise ArgumentError("where takes either one or three arguments")
+    return _where3(condition, x, y)
+
+
+def fix(x, out=None):
+    """Round toward zero, as numpy.fix."""
+    return UFUNCS["trunc"](x, out=out)
+
+
+def real(x):
+    """The real part: a view for complex arrays, the array itself otherwise."""
+    x = _as_array(x)
+    if x.dtype.kind != "c":
+        return x
+    return x._view(x.shape, x.strides, dtype=_real_dtype(x.dtype))
+
+
+def imag(x):
+    """The imaginary part: a view for complex arrays, a read-only zero array otherwise."""
+    x = _as_array(x)
+    if x.dtype.kind != "c":
+        out = GpuArray(x.shape, x.dtype, context=x.context).fill(0)
+        out._writeable = False
+        return out
+    dt = _real_dtype(x.dtype)
+    return x._view(x.shape, x.strides, offset=x.offset + dt.itemsize, dtype=dt)
+
+
+def _real_dtype(dt):
+    return np.dtype(np.float32 if dt == np.complex64 else np.float64)
+
+
+def _as_array(x):
+    return x if isinstance(x, GpuArray) else _upload(np.asarray(x), get_context())
+
+
+def round(a, decimals=0, out=None):
+    """Round half to even to `decimals` places, as numpy.round."""
+    a = _as_array(a)
+    if a.dtype.kind in "biu":
+        if decimals >= 0:
+            return a.copy() if out is None else out._assign(a)
+        raise UnsupportedError("round of integers to negative decimals is not supported yet")
+    if decimals == 0:
+        return UFUNCS["rint"](a, out=out)
+    return _scaled_unary(a, "_round_scale", out, scale=float(10.0 ** abs(decimals)) *
+                         (1 if decimals > 0 else -1))
+
+
+around = round
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN to `nan`, infinities to `posinf`/`neginf` (the dtype's extremes by default)."""
+    x = _as_array(x)
+    out = x.copy() if copy else x
+    if x.dtype.kind == "c":
+        for part in (real(out), imag(out)):
+            nan_to_num(part, copy=False, nan=nan, posinf=posinf, neginf=neginf)
+        return out
+    if x.dtype.kind != "f":
+        return out
+    info = np.finfo(x.dtype)
+    return _scaled_unary(out, "_nan_to_num", out, nan_value=nan,
+                         posinf=info.max if posinf is None else posinf,
+                         neginf=info.min if neginf is None else neginf)
+
+
+def _scaled_unary(a, name, out, **scalars):
+    """A float unary op of the table that reads named scalar arguments."""
+    dt = a.dtype.name
+    loop_dt = "float32" if dt == "float16" else dt
+    statement, helpers = ufunc_ops.operation(name, (loop_dt,), loop_dt)
+    loop = elemwise.Loop(((dt, loop_dt, False),), ((dt, loop_dt),), statement,
+                         scalar_args=tuple((loop_dt, k) for k in scalars))
+    if out is None:
+        out = GpuArray(a.shape, a.dtype, context=a.context)
+    elemwise.run(loop, [out], [a], tuple(scalars.values()))
+    return out
