@@ -43,10 +43,10 @@ def parse_device(text):
     text = text.strip()
     if text == "cpu":
         return DeviceSpec("cpu")
-    m = _DEVICE_RE.match(text)
+    m = _DEVICE_RE.fullmatch(text)
     if m:
         return DeviceSpec(text, platform=int(m.group(1)), device=int(m.group(2)))
-    m = _MATCH_RE.match(text)
+    m = _MATCH_RE.fullmatch(text)
     if m:
         return DeviceSpec(text, match=m.group(1))
     raise FlagError(
@@ -57,7 +57,7 @@ def parse_device(text):
 
 def check_context_name(name):
     """Raise FlagError unless `name` may name a context (not `cpu`, not `cl...`)."""
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):
         raise FlagError(
             f"invalid context name {name!r}: use letters, digits and '_', e.g. dev0"
         )
@@ -165,8 +165,6 @@ def _typed(raw, source):
             )
         try:
             values[key] = FLAGS[key].parse(text)
-        except FlagError:
-            raise
         except ValueError as e:
             raise FlagError(f"bad value {text!r} for flag {key} in {source}: {e}") from None
     return values

@@ -76,7 +76,7 @@ class Ufunc:
         if op is None:
             raise UnsupportedError(f"{self.name} is not supported for dtype {kind} on gpuarr")
         statement, helpers = op
-        ins = tuple((s or l, l, s is None) for s, l in zip(storages, loops))
+        ins = tuple((s or ldt, ldt, s is None) for s, ldt in zip(storages, loops))
         if masked:
             # out0 keeps its old value where the mask is False: read it as an extra input.
             k = len(ins)
@@ -128,14 +128,14 @@ class Ufunc:
                                  f"{out.shape} doesn't match the broadcast shape {shape}")
         inputs = []
         storages = []
-        for a, l in zip(operands, loops):
+        for a, ldt in zip(operands, loops):
             if isinstance(a, GpuArray):
                 if a._may_share(out) and not _same_view(a, out):
                     a = a.copy()
                 inputs.append(a)
                 storages.append(a.dtype.name)
             else:
-                inputs.append(_scalar_arg(a, l))
+                inputs.append(_scalar_arg(a, ldt))
                 storages.append(None)
         if masked:
             mask = where if isinstance(where, GpuArray) else _upload(np.asarray(where, bool), ctx)
@@ -344,7 +344,7 @@ def _scaled_unary(a, name, out, **scalars):
     """A float unary op of the table that reads named scalar arguments."""
     dt = a.dtype.name
     loop_dt = "float32" if dt == "float16" else dt
-    statement, helpers = ufunc_ops.operation(name, (loop_dt,), loop_dt)
+    statement, _ = ufunc_ops.operation(name, (loop_dt,), loop_dt)
     loop = elemwise.Loop(((dt, loop_dt, False),), ((dt, loop_dt),), statement,
                          scalar_args=tuple((loop_dt, k) for k in scalars))
     if out is None:
