@@ -300,14 +300,16 @@ class GpuArray:
         src = self if self._is_c() else self.copy("C")
         out = GpuArray(self.shape, self.dtype, context=target)
         if self.size:
-            # Enqueued on the source queue, after the target queue reaches this point, so
-            # neither side's in-order reuse of memory can overtake the copy.
+            # The copy runs on the source queue once the target queue has reached this
+            # point, and the target queue waits for it: neither side's in-order reuse of
+            # pooled memory can overtake it.
             q = src.context.queue
-            marker = cl.enqueue_marker(target.queue)
-            event = cl.enqueue_copy(q, out.storage.buffer, src.storage.buffer,
-                                    byte_count=self.nbytes, src_offset=src.offset,
-                                    wait_for=[marker, *src.storage.wait_list(q)])
-            out.storage.written(event, q)
+            ready = cl.enqueue_marker(target.queue)
+            copied = cl.enqueue_copy(q, out.storage.buffer, src.storage.buffer,
+                                     byte_count=self.nbytes, src_offset=src.offset,
+                                     wait_for=[ready, *src.storage.wait_list(q)])
+            out.storage.written(cl.enqueue_marker(target.queue, wait_for=[copied]),
+                                target.queue)
         return out
 
     # -- copies

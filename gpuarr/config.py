@@ -199,9 +199,6 @@ def load(env=None):
     return Flags(**values)
 
 
-flags = load()
-
-
 def reload(env=None):
     """Read the flags again; returns and installs the new values."""
     global flags
@@ -210,6 +207,9 @@ def reload(env=None):
 
 
 def __getattr__(name):
+    # The flags load on first use, so that `python -m gpuarr` can report bad flags.
+    if name == "flags":
+        return reload()
     if name in FLAGS:
-        return getattr(flags, name)
+        return getattr(reload() if "flags" not in globals() else globals()["flags"], name)
     raise AttributeError(f"module 'gpuarr.config' has no attribute {name!r}")

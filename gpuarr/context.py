@@ -8,6 +8,7 @@ has its own in-order queue and memory pool.
 """
 
 import dataclasses
+import os
 import sys
 import threading
 import warnings
@@ -102,12 +103,25 @@ _by_device = {}  # 'cl0:0' -> Context
 _by_name = {}  # 'dev0' -> Context
 
 
+def _route_driver_caches(path):
+    """Point the drivers' own kernel caches at flag compile_cache_dir (read at driver start).
+
+    pyopencl leaves caching to drivers that cache builds themselves (PoCL, NVIDIA), so the
+    flag reaches them through their environment variables.
+    """
+    if path:
+        os.makedirs(path, exist_ok=True)
+        os.environ.setdefault("POCL_CACHE_DIR", os.path.join(path, "pocl"))
+        os.environ.setdefault("CUDA_CACHE_PATH", os.path.join(path, "nvidia"))
+
+
 def list_devices():
     """Every OpenCL device, in platform/device order, as `DeviceInfo`."""
     global _devices
     with _lock:
         if _devices is None:
             found = []
+            _route_driver_caches(config.flags.compile_cache_dir)
             try:
                 platforms = cl.get_platforms()
             except cl.Error:
@@ -179,6 +193,7 @@ class Context:
         self.queue = cl.CommandQueue(cl_context, info.cl_device)
         self.names = []
         self.kernels = {}  # filled by gpuarr.kernels
+        self.plans = {}  # elementwise launch plans, filled by gpuarr.elemwise
         d = info.cl_device
         self.max_work_group_size = d.max_work_group_size
         self.base_align = max(d.mem_base_addr_align // 8, 1)
@@ -300,12 +315,16 @@ def init(dev, name=None):
     with _lock:
         if name is not None:
             config.check_context_name(name)
+            bound = _by_name.get(name)
+            if bound is not None and bound.device.name != info.name:
+                raise ContextNotDefined(f"context name {name!r} is already mapped to "
+                                        f"{bound.devname}; cannot map it to {info.name}")
         ctx = _context_for(info, log_name=name)
         return _bind(name, ctx) if name is not None else ctx
 
 
 def _defined_names():
-    return sorted(set(_by_name) | set(config.flags.contexts))
+    return sorted({n for n in _by_name if n is not None} | set(config.flags.contexts))
 
 
 def default_context():

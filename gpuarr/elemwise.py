@@ -7,6 +7,7 @@ build serves every shape and value. (The ufunc layer on top of it comes with iss
 """
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -33,7 +34,16 @@ class Loop:
     scalar_args: tuple = ()
     preamble: str = ""
 
+    def __hash__(self):
+        # Hashed on every launch (plan lookup): compute once.
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.ins, self.outs, self.operation, self.scalar_args, self.preamble))
+            object.__setattr__(self, "_hash", h)
+        return h
 
+
+@functools.lru_cache(maxsize=1024)
 def copy_loop(src_dtype, dst_dtype, scalar=False):
     """dst = src with numpy's unsafe cast (what copy, astype and setitem use)."""
     src, dst = np.dtype(src_dtype).name, np.dtype(dst_dtype).name
@@ -66,15 +76,6 @@ def collapse(shape, strides_list):
     return dims, strides
 
 
-def _index_type(n, dims, arrays, strides):
-    """'int' when every flat index and element offset fits in 32 bits, else 'long'."""
-    reach = n
-    for a, s in zip(arrays, strides):
-        span = sum(abs(x) * (d - 1) for x, d in zip(s, dims))
-        reach = max(reach, a.offset // a.itemsize + span)
-    return "int" if reach <= _INT32_MAX else "long"
-
-
 def _scalar_dtype(loop_dtype):
     ctype = dtypes.compute_type(loop_dtype)
     return {"float": np.float32, "double": np.float64, "uchar": np.uint8}.get(
@@ -82,23 +83,28 @@ def _scalar_dtype(loop_dtype):
     )
 
 
-def run(loop, outputs, inputs, scalars=()):
-    """Enqueue `loop` over `outputs[0].shape`; inputs broadcast to it.
+class _Plan:
+    """Everything about a launch that depends only on (loop, shapes, strides), not on data."""
 
-    `inputs` holds a GpuArray for each array input and a Python/numpy number for each
-    scalar input; `scalars` the values of `loop.scalar_args`. Returns the event.
-    """
-    out0 = outputs[0]
-    ctx = out0.context
-    shape = out0.shape
+    __slots__ = ("head", "kernel", "max_offset", "size", "tails")
+
+    def __init__(self, kernel, head, tails, size, max_offset):
+        self.kernel, self.head, self.tails = kernel, head, tails
+        self.size, self.max_offset = size, max_offset
+
+
+def _make_plan(ctx, loop, shape, arrays, wide=False):
     n = math.prod(shape)
     if n == 0:
         return None
-    arrays = [a for a, (_, _, s) in zip(inputs, loop.ins) if not s] + list(outputs)
     ndim = len(shape)
     dims, strides = collapse(shape, [_element_strides(a, ndim) for a in arrays])
     contiguous = len(dims) == 1 and all(s[0] == 1 for s in strides)
-    index_t = _index_type(n, dims, arrays, strides)
+    # Offsets vary between calls of one plan: 32-bit indexing holds while every element
+    # offset stays under max_offset, checked per call.
+    spans = [sum(abs(x) * (d - 1) for x, d in zip(s, dims)) for s in strides]
+    index_t = "long" if wide or max([n, *spans]) > _INT32_MAX else "int"
+    max_offset = (_INT32_MAX - max(spans, default=0)) if index_t == "int" else 2**62
     kdim = 0 if contiguous else len(dims)
     key = ("elemwise", loop, kdim, index_t)
     kernel = ctx.kernels.get(key)
@@ -112,16 +118,64 @@ def run(loop, outputs, inputs, scalars=()):
             outs=loop.outs, operation=loop.operation, scalar_args=loop.scalar_args,
             ndim=kdim, index_t=index_t, preamble=loop.preamble,
         )
-    args = [n] + ([] if contiguous else dims)
-    queue = ctx.queue
-    wait_for = []
-    for a, s in zip(arrays, strides):
-        args += [a.storage.buffer, a.offset // a.itemsize] + ([] if contiguous else s)
-        wait_for += a.storage.wait_list(queue)
-    args += [v for v, (_, _, s) in zip(inputs, loop.ins) if s]
-    args += list(scalars)
     local = ctx.local_size
-    event = kernel(queue, (-(-n // local) * local,), (local,), *args, wait_for=wait_for or None)
+    head = (n, *([] if contiguous else dims))
+    tails = [() if contiguous else tuple(s) for s in strides]
+    return _Plan(kernel, head, tails, (-(-n // local) * local,), max_offset)
+
+
+def run(loop, outputs, inputs, scalars=()):
+    """Enqueue `loop` over `outputs[0].shape`; inputs broadcast to it.
+
+    `inputs` holds a GpuArray for each array input and a Python/numpy number for each
+    scalar input; `scalars` the values of `loop.scalar_args`. Returns the event. The launch
+    plan (kernel, collapsed dims and strides) is cached per (loop, shapes, strides).
+    """
+    out0 = outputs[0]
+    ctx = out0.storage.context
+    arrays = [a for a, spec in zip(inputs, loop.ins) if not spec[2]]
+    arrays += outputs
+    key = (loop, out0.shape, tuple([(a.shape, a.strides) for a in arrays]))
+    plans = ctx.plans
+    plan = plans.get(key, False)
+    if plan is False:
+        plan = plans[key] = _make_plan(ctx, loop, out0.shape, arrays)
+    if plan is None:
+        return None
+    queue = ctx.queue
+    args = list(plan.head)
+    wait_for = []
+    for a, tail in zip(arrays, plan.tails):
+        st = a.storage
+        offset = a.offset // a.dtype.itemsize
+        if offset > plan.max_offset:
+            plan = _make_plan(ctx, loop, out0.shape, arrays, wide=True)
+            return _launch(plan, queue, arrays, inputs, loop, scalars, outputs)
+        args += (st.buffer, offset, *tail)
+        if st.event is not None and st.event_queue is not queue:
+            wait_for.append(st.event)
+    if len(arrays) != len(inputs) + len(outputs):
+        args += [v for v, spec in zip(inputs, loop.ins) if spec[2]]
+    args += scalars
+    event = plan.kernel(queue, plan.size, (ctx.local_size,), *args, wait_for=wait_for or None)
+    for a in outputs:
+        st = a.storage
+        st.event = event
+        st.event_queue = queue
+    return event
+
+
+def _launch(plan, queue, arrays, inputs, loop, scalars, outputs):
+    """The slow path of `run` (64-bit offsets): same launch, nothing cached."""
+    args = list(plan.head)
+    wait_for = []
+    for a, tail in zip(arrays, plan.tails):
+        args += (a.storage.buffer, a.offset // a.dtype.itemsize, *tail)
+        wait_for += a.storage.wait_list(queue)
+    args += [v for v, spec in zip(inputs, loop.ins) if spec[2]]
+    args += scalars
+    local = arrays[0].storage.context.local_size
+    event = plan.kernel(queue, plan.size, (local,), *args, wait_for=wait_for or None)
     for a in outputs:
         a.storage.written(event, queue)
     return event

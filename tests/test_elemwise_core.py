@@ -44,6 +44,7 @@ def test_contiguous_and_strided_paths_agree(ctx):
 def test_64bit_index_variant(ctx, monkeypatch):
     """Arrays over 2^31 elements take the 'long' variant; force it on a small array."""
     monkeypatch.setattr(elemwise, "_INT32_MAX", 10)
+    monkeypatch.setattr(ctx, "plans", {})
     host = np.arange(40, dtype=np.int32).reshape(5, 8)
     x = ga.asarray(host, context=ctx)
     np.testing.assert_array_equal(x.T.copy().get(), host.T)
@@ -51,11 +52,14 @@ def test_64bit_index_variant(ctx, monkeypatch):
     assert any(key[-1] == "long" for key in ctx.kernels if key[0] == "elemwise")
 
 
-def test_index_type_choice():
-    x = ga.empty((3, 4), dtype="uint8")
-    assert elemwise._index_type(12, [12], [x], [[1]]) == "int"
-    assert elemwise._index_type(2**31, [2**31], [x], [[1]]) == "long"
-    assert elemwise._index_type(12, [12], [x], [[2**28]]) == "long"
+def test_large_offset_switches_to_64bit(ctx, monkeypatch):
+    """A cached 32-bit plan must not serve a view whose offset overflows 32 bits."""
+    monkeypatch.setattr(elemwise, "_INT32_MAX", 50)
+    monkeypatch.setattr(ctx, "plans", {})
+    host = np.arange(60, dtype=np.int32)
+    x = ga.asarray(host, context=ctx)
+    np.testing.assert_array_equal((x[5:20] * 2).get(), host[5:20] * 2)  # plan made here
+    np.testing.assert_array_equal((x[45:] * 2).get(), host[45:] * 2)    # same plan, offset 45
 
 
 def test_one_kernel_serves_many_shapes_and_scalars(ctx):
