@@ -190,6 +190,19 @@ class GpuArray:
         self.base = base
         self._writeable = writeable
 
+    @classmethod
+    def _empty(cls, ctx, shape, dtype):
+        """A new C-contiguous array; the caller vouches for shape and dtype (hot path)."""
+        self = object.__new__(cls)
+        self.storage = ctx.allocate(math.prod(shape) * dtype.itemsize)
+        self.shape = shape
+        self.strides = _contiguous_strides(shape, dtype.itemsize)
+        self.offset = 0
+        self.dtype = dtype
+        self.base = None
+        self._writeable = True
+        return self
+
     # -- attributes
     context = property(lambda self: self.storage.context, doc="the Context holding the data")
     ndim = property(lambda self: len(self.shape))

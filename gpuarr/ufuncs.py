@@ -49,6 +49,7 @@ class Ufunc:
         self.nin = nin or np_ufunc.nin
         self.kind_input = kind_input
         self._resolved = {}
+        self._fast = {}
         self.__doc__ = f"numpy.{np_ufunc.__name__} on GpuArrays (see numpy's documentation)."
 
     def __repr__(self):
@@ -86,6 +87,64 @@ class Ufunc:
         return ins, statement, preamble
 
     def __call__(self, *args, out=None, dtype=None, casting="same_kind", where=True):
+        if out is None and dtype is None and where is True and casting == "same_kind":
+            result = self._fast_call(args)
+            if result is not None:
+                return result
+        return self._call(args, out, dtype, casting, where)
+
+    def _fast_call(self, args):
+        """The common call (arrays of one context and Python scalars, nothing else): one
+        dict lookup replaces resolution, and scalars go to the kernel as they are."""
+        ctx = shape = None
+        sig = []
+        for a in args:
+            t = type(a)
+            if t is GpuArray:
+                st = a.storage
+                if ctx is None:
+                    ctx, shape = st.context, a.shape
+                elif st.context is not ctx:
+                    return None
+                elif a.shape != shape:
+                    shape = broadcast_shapes(shape, a.shape)
+                sig.append(a.dtype)
+            elif t is float or t is int or t is bool:
+                sig.append(t)
+            else:
+                return None
+        if ctx is None or len(sig) != self.nin:
+            return None
+        key = (ctx, *sig)
+        entry = self._fast.get(key)
+        if entry is None:
+            entry = self._fast[key] = self._prepare_fast(ctx, tuple(sig))
+        loop, out_dtype, converters = entry
+        out = GpuArray._empty(ctx, shape, out_dtype)
+        inputs = [a if conv is None else conv(a) for a, conv in zip(args, converters)]
+        elemwise.run(loop, [out], inputs)
+        return out
+
+    def _prepare_fast(self, ctx, sig):
+        loops, out_loop = self.resolve(sig)
+        for name in (*loops, out_loop):
+            dtypes.check_device(name, ctx)
+        storages = tuple(None if isinstance(t, type) else t.name for t in sig)
+        loop = self._cached_loop(storages, loops, out_loop, out_loop, False)
+        converters = [None if st is not None else _converter(ldt)
+                      for st, ldt in zip(storages, loops)]
+        return loop, np.dtype(out_loop), converters
+
+    def _cached_loop(self, storages, loops, out_dtype, out_loop, masked):
+        key = (self.name, storages, loops, out_dtype, masked)
+        loop = _LOOPS.get(key)
+        if loop is None:
+            ins, statement, preamble = self._loop(storages, loops, out_dtype, out_loop, masked)
+            loop = _LOOPS[key] = elemwise.Loop(ins, ((out_dtype, out_loop),), statement,
+                                               preamble=preamble)
+        return loop
+
+    def _call(self, args, out, dtype, casting, where):
         if len(args) != self.nin:
             raise ArgumentError(f"{self.name} takes {self.nin} inputs, got {len(args)}")
         if isinstance(out, tuple):
@@ -140,13 +199,7 @@ class Ufunc:
         if masked:
             mask = where if isinstance(where, GpuArray) else _upload(np.asarray(where, bool), ctx)
             inputs += [mask if mask.dtype == np.bool_ else mask.astype(bool), out]
-        key = (self.name, tuple(storages), loops, out.dtype.name, masked)
-        loop = _LOOPS.get(key)
-        if loop is None:
-            ins, statement, preamble = self._loop(storages, loops, out.dtype.name, out_loop,
-                                                  masked)
-            loop = _LOOPS[key] = elemwise.Loop(ins, ((out.dtype.name, out_loop),), statement,
-                                               preamble=preamble)
+        loop = self._cached_loop(tuple(storages), loops, out.dtype.name, out_loop, masked)
         elemwise.run(loop, [out], inputs)
         return out
 
@@ -156,6 +209,23 @@ _LOOPS = {}
 
 def _same_view(a, b):
     return a.offset == b.offset and a.strides == b.strides and a.shape == b.shape
+
+
+def _converter(loop_dtype):
+    """How a Python scalar reaches a kernel argument of `loop_dtype` (numpy's conversion)."""
+    dt = np.dtype(loop_dtype)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        lo, hi = int(info.min), int(info.max)
+
+        def to_int(v):
+            if not lo <= v <= hi:
+                raise OverflowError(f"Python integer {v} out of bounds for {dt}")
+            return int(v)
+        return to_int
+    if dt.kind == "f" and dt.itemsize >= 4:
+        return float
+    return functools.partial(_scalar_arg, loop_dtype=loop_dtype)
 
 
 def _scalar_arg(value, loop_dtype):
