@@ -118,8 +118,10 @@ def _is_scalar(value):
 
 
 def _kernel_scalar(box):
-    """A 0-d host value as the elemwise engine passes it (float16 travels as float32)."""
-    return box.astype(np.float32) if box.dtype == np.float16 else box[()]
+    """A 0-d host value as a kernel argument (float16 travels as float32, bool as uchar)."""
+    if box.dtype == np.float16:
+        return box.astype(np.float32)[()]
+    return box.astype(np.uint8)[()] if box.dtype == np.bool_ else box[()]
 
 
 class Flags:
@@ -143,8 +145,12 @@ class Flags:
 
     @writeable.setter
     def writeable(self, value):
-        if value and self._a._readonly_base():
+        a = self._a
+        if value and a._readonly_base():
             raise ReadOnlyError("cannot make a view of a read-only array writeable")
+        if value and any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)):
+            raise ReadOnlyError("cannot make a broadcast view writeable: its elements alias "
+                                "each other; copy it first")
         self._a._writeable = bool(value)
 
     def __getitem__(self, key):
@@ -366,9 +372,23 @@ class GpuArray:
 
     def copy(self, order="C"):
         """A new array with the same data, laid out in `order` ('C', 'F', 'A' or 'K')."""
-        out = GpuArray(self.shape, self.dtype, order=self._resolve_order(order),
-                       context=self.context)
-        return out._assign(self)
+        return self._empty_in_order(self.dtype, order)._assign(self)
+
+    def _empty_in_order(self, dtype, order, shape=None, context=None):
+        """A new array shaped like this one; 'K' follows this one's memory order of axes."""
+        ctx = self.context if context is None else context
+        if order == "K" and self.ndim > 1 and not (self._is_c() or self._is_f()) and (
+                shape is None or tuple(shape) == self.shape):
+            # numpy's K: axes ordered by decreasing |stride|, ties in axis order.
+            perm = sorted(range(self.ndim), key=lambda d: -abs(self.strides[d]))
+            dense = _contiguous_strides([self.shape[d] for d in perm], dtype.itemsize)
+            strides = [0] * self.ndim
+            for k, d in enumerate(perm):
+                strides[d] = dense[k]
+            return GpuArray(self.shape, dtype, strides=strides,
+                            storage=ctx.allocate(self.size * dtype.itemsize))
+        return GpuArray(self.shape if shape is None else shape, dtype,
+                        order=self._resolve_order(order), context=ctx)
 
     def _resolve_order(self, order):
         if order not in _ORDERS:
@@ -382,8 +402,7 @@ class GpuArray:
         dt = dtypes.normalize(dtype)
         if dt == self.dtype and not copy:
             return self
-        out = GpuArray(self.shape, dt, order=self._resolve_order(order), context=self.context)
-        return out._assign(self)
+        return self._empty_in_order(dt, order)._assign(self)
 
     # -- views
     def __getitem__(self, key):
@@ -451,10 +470,13 @@ class GpuArray:
     def ravel(self, order="C"):
         """A 1-d view when the data is contiguous in `order`, else a copy."""
         order = self._resolve_order(order)
-        return self.reshape(self.size, order=order)
+        if self._is_c() if order == "C" else self._is_f():
+            return self.reshape(self.size, order=order)
+        return self.copy(order).reshape(self.size, order=order)
 
     def flatten(self, order="C"):
-        return self.copy(self._resolve_order(order)).reshape(self.size, order=order)
+        order = self._resolve_order(order)
+        return self.copy(order).reshape(self.size, order=order)
 
     def view(self, dtype=None):
         """The same bytes seen as `dtype`; the last axis rescales when itemsizes differ."""
@@ -466,6 +488,9 @@ class GpuArray:
         if self.ndim == 0:
             raise ShapeError(f"cannot view a 0-d {self.dtype} array as {dt}: itemsizes differ")
         last_bytes = self.shape[-1] * self.itemsize
+        if self.size == 0 and last_bytes % dt.itemsize == 0:
+            shape = (*self.shape[:-1], last_bytes // dt.itemsize)
+            return self._view(shape, _contiguous_strides(shape, dt.itemsize), dtype=dt)
         if self.shape[-1] != 1 and self.strides[-1] != self.itemsize:
             raise ShapeError(f"to view {self.dtype} as {dt} the last axis must be contiguous "
                              f"(its stride is {self.strides[-1]})")
@@ -532,7 +557,8 @@ def _basic_index(a, key):
     if not isinstance(key, tuple):
         key = (key,)
     for k in key:
-        if not (k is None or k is Ellipsis or isinstance(k, slice | numbers.Integral)
+        if isinstance(k, bool) or not (
+                k is None or k is Ellipsis or isinstance(k, slice | numbers.Integral)
                 or (isinstance(k, np.ndarray | GpuArray) and k.ndim == 0 and k.dtype.kind in "iu")):
             raise IndexOutOfRange(
                 f"only integers, slices (`:`), ellipsis (`...`) and None are valid indices "
@@ -639,8 +665,8 @@ def full(shape, fill_value, dtype=None, order="C", context=None):
 
 def _like(a, dtype, order, shape, context):
     if isinstance(a, GpuArray):
-        ctx = a.context if context is None else context
-        base_order = a._resolve_order(order)
+        dt = a.dtype if dtype is None else dtypes.normalize(dtype)
+        return a._empty_in_order(dt, order, shape, get_context(context) if context else None)
     else:
         a = np.asarray(a)
         ctx = context
@@ -682,7 +708,7 @@ def asarray(obj, dtype=None, order=None, context=None):
     if isinstance(obj, Context):
         raise ArgumentTypeError("asarray() takes data first; pass the context as context=...")
     dt = dtypes.default_for(obj, dtype)
-    host = np.asarray(obj, dtype=dt, order="F" if order == "F" else None)
+    host = np.asarray(obj, dtype=dt, order=order if order in ("C", "F") else None)
     return _upload(host, get_context(context))
 
 
@@ -727,7 +753,9 @@ def arange(start, stop=None, step=1, dtype=None, context=None):
     second = _host_scalar(start + step, dt) if length > 1 else first
     loop_dt = np.dtype(np.float32) if dt == np.float16 else dt
     b0, b1 = first.astype(loop_dt), second.astype(loop_dt)
-    elemwise.run(_arange_loop(dt.name, loop_dt.name), [out], [], (b0[()], b1[()], (b1 - b0)[()]))
+    delta = b0 if dt == np.bool_ else b1 - b0  # bool: at most two elements, no delta
+    elemwise.run(_arange_loop(dt.name, loop_dt.name), [out], [],
+                 tuple(_kernel_scalar(v) for v in (b0, b1, delta)))
     return out
 
 

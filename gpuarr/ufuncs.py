@@ -6,6 +6,7 @@ scalars are weak), so promotion matches numpy exactly; the OpenCL snippet comes 
 arguments, so `x + 1` and `x + 2` share one kernel.
 """
 
+import functools
 import numbers
 
 import numpy as np

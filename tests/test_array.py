@@ -963,12 +963,9 @@ def test_broadcast_to_is_read_only(ctx):
 
 
 def test_broadcast_to_cannot_be_made_writeable(ctx):
-    """numpy refuses to make a broadcast view writeable (its elements alias each other)."""
+    """A broadcast view stays read-only: its elements alias each other."""
     x = ga.asarray(np.arange(3, dtype=np.int32), context=ctx)
     v = ga.broadcast_to(x, (2, 3))
-    ref = np.broadcast_to(np.arange(3, dtype=np.int32), (2, 3))
-    with pytest.raises(ValueError):
-        ref.flags.writeable = True
     with pytest.raises(ValueError):
         v.flags.writeable = True
     assert not v.flags.writeable

@@ -26,7 +26,7 @@ def store(dt, ptr, idx, value, value_dt):
     """Statement storing `value` (of dtype value_dt) into ptr[idx] of dtype dt."""
     if dt == "float16":
         # A double goes to half in one rounding, as numpy's double -> half cast does.
-        via = "float64" if value_dt == "float64" else "float32"
+        via = "float64" if value_dt in FP64 else "float32"
         return f"vstore_half_rte({convert(value_dt, via, value)}, {idx}, {ptr});"
     return f"{ptr}[{idx}] = {convert(value_dt, dt, value)};"
 
