@@ -51,6 +51,20 @@ def compute_type(dtype):
     return _CL_TYPES[normalize(dtype)][1]
 
 
+_FROM_CL = {cl: dt for dt, (cl, _) in reversed(list(_CL_TYPES.items()))}
+_FROM_CL.update({"signed char": np.dtype(np.int8), "unsigned char": np.dtype(np.uint8),
+                 "unsigned short": np.dtype(np.uint16), "unsigned int": np.dtype(np.uint32),
+                 "unsigned long": np.dtype(np.uint64)})
+
+
+def from_cl_type(name):
+    """The numpy dtype of an OpenCL C type name ('float' -> float32, 'uchar' -> uint8)."""
+    dt = _FROM_CL.get(" ".join(name.split()))
+    if dt is None:
+        raise UnsupportedError(f"unknown OpenCL C type {name!r}; known: {', '.join(_FROM_CL)}")
+    return dt
+
+
 def needs_fp64(dtype):
     return normalize(dtype) in _FP64
 

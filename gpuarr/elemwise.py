@@ -9,10 +9,12 @@ build serves every shape and value. (The ufunc layer on top of it comes with iss
 import dataclasses
 import functools
 import math
+import re
 
 import numpy as np
 
 from . import dtypes
+from .errors import ArgumentError, ArgumentTypeError, ContextMismatch, ShapeError
 from .kernels import get_kernel
 
 _INT32_MAX = 2**31 - 1
@@ -33,12 +35,14 @@ class Loop:
     operation: str
     scalar_args: tuple = ()
     preamble: str = ""
+    raw: bool = False
 
     def __hash__(self):
         # Hashed on every launch (plan lookup): compute once.
         h = self.__dict__.get("_hash")
         if h is None:
-            h = hash((self.ins, self.outs, self.operation, self.scalar_args, self.preamble))
+            h = hash((self.ins, self.outs, self.operation, self.scalar_args, self.preamble,
+                      self.raw))
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -116,7 +120,7 @@ def _make_plan(ctx, loop, shape, arrays, wide=False):
         kernel = get_kernel(
             ctx, key, "elemwise.cl.mako", arg_dtypes, name="elemwise", ins=loop.ins,
             outs=loop.outs, operation=loop.operation, scalar_args=loop.scalar_args,
-            ndim=kdim, index_t=index_t, preamble=loop.preamble,
+            ndim=kdim, index_t=index_t, preamble=loop.preamble, raw=loop.raw,
         )
     local = ctx.local_size
     head = (n, *([] if contiguous else dims))
@@ -124,8 +128,8 @@ def _make_plan(ctx, loop, shape, arrays, wide=False):
     return _Plan(kernel, head, tails, (-(-n // local) * local,), max_offset)
 
 
-def run(loop, outputs, inputs, scalars=()):
-    """Enqueue `loop` over `outputs[0].shape`; inputs broadcast to it.
+def run(loop, outputs, inputs, scalars=(), shape=None):
+    """Enqueue `loop` over `shape` (default `outputs[0].shape`); operands broadcast to it.
 
     `inputs` holds a GpuArray for each array input and a Python/numpy number for each
     scalar input; `scalars` the values of `loop.scalar_args`. Returns the event. The launch
@@ -133,13 +137,15 @@ def run(loop, outputs, inputs, scalars=()):
     """
     out0 = outputs[0]
     ctx = out0.storage.context
+    if shape is None:
+        shape = out0.shape
     arrays = [a for a, spec in zip(inputs, loop.ins) if not spec[2]]
     arrays += outputs
-    key = (loop, out0.shape, tuple([(a.shape, a.strides) for a in arrays]))
+    key = (loop, shape, tuple([(a.shape, a.strides) for a in arrays]))
     plans = ctx.plans
     plan = plans.get(key, False)
     if plan is False:
-        plan = plans[key] = _make_plan(ctx, loop, out0.shape, arrays)
+        plan = plans[key] = _make_plan(ctx, loop, shape, arrays)
     if plan is None:
         return None
     queue = ctx.queue
@@ -149,7 +155,7 @@ def run(loop, outputs, inputs, scalars=()):
         st = a.storage
         offset = a.offset // a.dtype.itemsize
         if offset > plan.max_offset:
-            plan = _make_plan(ctx, loop, out0.shape, arrays, wide=True)
+            plan = _make_plan(ctx, loop, shape, arrays, wide=True)
             return _launch(plan, queue, arrays, inputs, loop, scalars, outputs)
         args += (st.buffer, offset, *tail)
         if st.event is not None and st.event_queue is not queue:
@@ -192,3 +198,86 @@ def unary(operation, x, out=None):
         out = type(x)(x.shape, x.dtype, context=x.context)
     run(Loop(((dt, dt, False),), ((out.dtype.name, dt),), operation), [out], [x])
     return out
+
+
+class ElemwiseKernel:
+    """A user elementwise kernel in pyopencl's form, on arrays of any strides.
+
+        k = ElemwiseKernel("float *x, float a, float *y", "y[i] = a * exp(x[i])")
+        k(x, 2.0, y)
+
+    Arrays are read and written as name[i], i being the flat index of the element in the
+    broadcast shape of all array arguments; scalars are kernel arguments.
+    """
+
+    def __init__(self, arguments, operation, name="kernel", preamble="", context=None):
+        self.name = name
+        self.context = context
+        self.args = []  # (name, dtype, is_array)
+        for item in filter(None, (a.strip() for a in arguments.split(","))):
+            m = _ARG_RE.fullmatch(item)
+            if m is None:
+                raise ArgumentError(f"cannot parse kernel argument {item!r} of {name}: "
+                                    f"expected e.g. 'float *x' or 'int n'")
+            ctype, star, var = m.group("type"), m.group("star"), m.group("name")
+            self.args.append((var, dtypes.from_cl_type(ctype), bool(star)))
+        arrays = [(v, dt) for v, dt, is_array in self.args if is_array]
+        if not arrays:
+            raise ArgumentError(f"kernel {name} needs at least one array argument")
+        for k, (var, _) in enumerate(arrays):
+            operation = re.sub(rf"\b{re.escape(var)}\s*\[\s*i\s*\]", f"out{k}_p[out{k}_i]",
+                               operation)
+        self.loop = Loop(
+            (), tuple((dt.name, dt.name) for _, dt in arrays), operation.strip().rstrip(";") + ";",
+            scalar_args=tuple((dt.name, v) for v, dt, is_array in self.args if not is_array),
+            preamble=preamble, raw=True,
+        )
+
+    def __call__(self, *values):
+        if len(values) != len(self.args):
+            raise ArgumentError(f"kernel {self.name} takes {len(self.args)} arguments "
+                                f"({', '.join(a[0] for a in self.args)}), got {len(values)}")
+        arrays, scalars = [], []
+        for (var, dt, is_array), v in zip(self.args, values):
+            if is_array:
+                if getattr(v, "dtype", None) != dt or not hasattr(v, "storage"):
+                    raise ArgumentTypeError(f"argument {var} of {self.name} must be a GpuArray "
+                                            f"of dtype {dt}, got {type(v).__name__} of "
+                                            f"{getattr(v, 'dtype', None)}")
+                arrays.append(v)
+            else:
+                scalars.append(_kernel_scalar_value(v, dt))
+        ctx = arrays[0].context
+        for a in arrays[1:]:
+            if a.context is not ctx:
+                raise ContextMismatch(f"kernel {self.name}: arrays on {ctx.devname} and "
+                                      f"{a.context.devname}")
+        if self.context is not None and self.context is not ctx:
+            raise ContextMismatch(f"kernel {self.name} was made for {self.context.devname}, "
+                                  f"called on arrays of {ctx.devname}")
+        shape = broadcast_shape([a.shape for a in arrays])
+        return run(self.loop, arrays, [], scalars, shape=shape)
+
+
+_ARG_RE = re.compile(r"(?:const\s+)?(?:__global\s+|global\s+)?(?P<type>[A-Za-z_][\w ]*?)"
+                     r"\s*(?P<star>\*)?\s*(?P<name>[A-Za-z_]\w*)")
+
+
+def _kernel_scalar_value(value, dtype):
+    if dtype == np.float16:
+        return np.float32(np.float16(value))
+    return dtype.type(value)
+
+
+def broadcast_shape(shapes):
+    """numpy's broadcast of a list of shapes, or ShapeError naming them."""
+    ndim = max(map(len, shapes))
+    out = [1] * ndim
+    for shape in shapes:
+        for k, n in enumerate(shape, ndim - len(shape)):
+            if n != 1:
+                if out[k] not in (1, n):
+                    raise ShapeError("operands could not be broadcast together with shapes "
+                                     + " ".join(map(str, shapes)))
+                out[k] = n
+    return tuple(out)

@@ -22,16 +22,7 @@ _PY_SCALARS = (bool, int, float, complex)
 
 def broadcast_shapes(*shapes):
     """numpy's broadcast of `shapes`, or ShapeError naming them."""
-    ndim = max(map(len, shapes), default=0)
-    out = [1] * ndim
-    for shape in shapes:
-        for k, n in enumerate(shape, ndim - len(shape)):
-            if n != 1:
-                if out[k] not in (1, n):
-                    raise ShapeError("operands could not be broadcast together with shapes "
-                                     + " ".join(str(tuple(s)) for s in shapes))
-                out[k] = n
-    return tuple(out)
+    return elemwise.broadcast_shape(shapes) if shapes else ()
 
 
 def _weak_type(value):

@@ -12,6 +12,8 @@
 ##                 collapsed dimensions, sizes and element strides passed as arguments
 ##   index_t       'int' or 'long', wide enough for every index and offset
 ##   preamble      OpenCL source placed before the kernel (helper functions, pragmas)
+##   raw           True for user kernels: outputs are bare pointers out<k>_p indexed by
+##                 out<k>_i in the operation, with no local variable and no store
 ## Defines: __kernel void ${name}(n, [dims], per array operand: ptr, offset, [strides], ...)
 <%! import gpuarr.kernels.cltypes as t %>\
 ${t.fp64_pragma([d for d, _, _ in ins] + [l for _, l, _ in ins] + [d for d, _ in outs] + [l for _, l in outs] + [d for d, _ in scalar_args])}
@@ -67,6 +69,9 @@ __kernel void ${name}(
     const ${t.ctype(ldt)} in${k} = ${t.convert(dt, ldt, t.load(dt, 'in%d_p' % k, 'in%d_i' % k))};
 % endif
 % endfor
+% if raw:
+    ${operation}
+% else:
 % for k, (_, ldt) in enumerate(outs):
     ${t.ctype(ldt)} out${k};
 % endfor
@@ -74,4 +79,5 @@ __kernel void ${name}(
 % for k, (dt, ldt) in enumerate(outs):
     ${t.store(dt, 'out%d_p' % k, 'out%d_i' % k, 'out%d' % k, ldt)}
 % endfor
+% endif
 }
