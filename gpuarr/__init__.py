@@ -28,6 +28,8 @@ from .array import (
     zeros_like,
 )
 from .context import Context, DeviceInfo, contexts, get_context, init, list_devices
+from .elemwise import ElemwiseKernel
+from .fusion import fuse
 from .ufuncs import ALIASES, UFUNCS, Ufunc, around, fix, imag, nan_to_num, real, round, where
 
 globals().update(UFUNCS)
@@ -40,5 +42,5 @@ __all__ = [
     "broadcast_to", "config", "contexts", "empty", "empty_like", "errors", "expand_dims", "full",
     "full_like", "get_context", "init", "list_devices", "ones", "ones_like", "ravel", "reshape",
     "squeeze", "swapaxes", "transpose", "zeros", "zeros_like", "Ufunc", "around", "fix", "imag",
-    "nan_to_num", "real", "round", "where", *UFUNCS, *ALIASES,
+    "nan_to_num", "real", "round", "where", "ElemwiseKernel", "fuse", *UFUNCS, *ALIASES,
 ]

@@ -761,12 +761,11 @@ def arange(start, stop=None, step=1, dtype=None, context=None):
 
 def _arange_loop(dtype, loop):
     # numpy's fill: element i = first + i * (second - first), in the dtype's arithmetic,
-    # with the first two elements exactly as given; no fused multiply-add.
+    # with the first two elements exactly as given (the template turns off fma contraction).
     return elemwise.Loop(
         (), ((dtype, loop),),
         f"out0 = i == 0 ? b0 : i == 1 ? b1 : b0 + ({dtypes.compute_type(loop)})i * delta;",
         scalar_args=((loop, "b0"), (loop, "b1"), (loop, "delta")),
-        preamble="#pragma OPENCL FP_CONTRACT OFF",
     )
 
 

@@ -32,6 +32,13 @@ def _weak_type(value):
     return dtypes.normalize(np.asarray(value).dtype)
 
 
+class Symbol:
+    """A traced value (see gpuarr.fusion): ufuncs on it record themselves instead of running."""
+
+    def record(self, ufunc, args):
+        raise NotImplementedError
+
+
 class Ufunc:
     """A numpy ufunc on GpuArrays: `ga.add(x, y, out=None, dtype=None, casting=..., where=True)`."""
 
@@ -137,6 +144,9 @@ class Ufunc:
         return loop
 
     def _call(self, args, out, dtype, casting, where):
+        for a in args:
+            if isinstance(a, Symbol):
+                return a.record(self, args)
         if len(args) != self.nin:
             raise ArgumentError(f"{self.name} takes {self.nin} inputs, got {len(args)}")
         if isinstance(out, tuple):
@@ -277,7 +287,7 @@ _UNARY_OPERATORS = [("neg", "negative"), ("pos", "positive"), ("abs", "absolute"
                     ("invert", "invert")]
 _COMPARISONS = [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
                 ("gt", "greater"), ("ge", "greater_equal")]
-_OPERANDS = (GpuArray, numbers.Number, np.generic, np.ndarray)
+_OPERANDS = (GpuArray, Symbol, numbers.Number, np.generic, np.ndarray)
 
 
 def _binary(uf):
@@ -324,6 +334,7 @@ def _install_operators(cls):
 
 
 _install_operators(GpuArray)
+_install_operators(Symbol)
 
 
 # ---------------------------------------------------------------- ufunc-like functions

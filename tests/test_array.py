@@ -10,12 +10,11 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import ALL_DTYPES
 
 import gpuarr as ga
 from gpuarr import config
 from gpuarr.errors import ReadOnlyError, UnsupportedError
-
-from conftest import ALL_DTYPES
 
 FP64 = (np.dtype(np.float64), np.dtype(np.complex128))
 
@@ -539,7 +538,7 @@ def test_no_hash(ctx):
     with pytest.raises(TypeError):
         hash(x)
     with pytest.raises(TypeError):
-        {x}
+        _ = {x}
 
 
 def test_repr(ctx):
@@ -735,7 +734,8 @@ def test_reshape_forms(ctx):
 
 def test_reshape_errors(ctx):
     x = ga.zeros((2, 3), "int8", context=ctx)
-    with pytest.raises(ValueError, match=re.escape("cannot reshape array of size 6 into shape (4,)")):
+    msg = "cannot reshape array of size 6 into shape (4,)"
+    with pytest.raises(ValueError, match=re.escape(msg)):
         x.reshape(4)
     with pytest.raises(ValueError, match=re.escape("cannot reshape array of size 6 into shape")):
         x.reshape(4, -1)

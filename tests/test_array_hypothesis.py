@@ -101,7 +101,7 @@ def run_chain(data, ctx, dtype):
                        label="op")
         if op == "index":
             key = draw_index(data, h.shape)
-            h, g = h[key + (Ellipsis,) if Ellipsis not in key else key], g[key]
+            h, g = h[(*key, Ellipsis) if Ellipsis not in key else key], g[key]
         elif op == "transpose":
             axes = tuple(data.draw(st.permutations(range(h.ndim)), label="axes"))
             h, g = h.transpose(axes), g.transpose(axes)
@@ -153,6 +153,26 @@ def test_scalar_setitem_through_view_chains(ctx, dtype, data):
     h[...] = value
     compare(g, h, h0.size)
     compare(g0, h0, h0.size)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@SETTINGS
+@given(data=st.data())
+def test_overlapping_self_assignment_of_view_chains(ctx, dtype, data):
+    h0, g0, h, g = run_chain(data, ctx, dtype)
+    # the view assigned a flipped (and maybe shifted) view of itself: numpy's result is
+    # as if the source were copied first
+    key = tuple(slice(None, None, -1) if data.draw(st.booleans(), label="flip?") else
+                slice(None) for _ in range(h.ndim))
+    g[...] = g[key]
+    h[...] = h[key]
+    compare(g, h, h0.size)
+    compare(g0, h0, h0.size)
+    if h.ndim and h.shape[0] > 1:
+        g[1:] = g[:-1]
+        h[1:] = h[:-1]
+        compare(g, h, h0.size)
+        compare(g0, h0, h0.size)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)

@@ -17,6 +17,8 @@
 ## Defines: __kernel void ${name}(n, [dims], per array operand: ptr, offset, [strides], ...)
 <%! import gpuarr.kernels.cltypes as t %>\
 ${t.fp64_pragma([d for d, _, _ in ins] + [l for _, l, _ in ins] + [d for d, _ in outs] + [l for _, l in outs] + [d for d, _ in scalar_args])}
+// numpy rounds every operation: no contraction of a*b+c into fma.
+#pragma OPENCL FP_CONTRACT OFF
 ${preamble}
 <%
     arrays = [('in%d' % k, d) for k, (d, _, s) in enumerate(ins) if not s] + \

@@ -131,11 +131,10 @@ def snippet(name, kind):
     return table.get(kind, table.get("*")) if kind in table or "*" in table else None
 
 
-def operation(name, in_loops, kind_dtype):
-    """(statement, helpers) for ufunc `name`: `out0 = <snippet>;` over in0.., or None.
+def expression(name, operands, kind_dtype):
+    """(expression, helpers) of ufunc `name` over the OpenCL operand expressions, or None.
 
-    in_loops: the loop dtype names of the inputs; kind_dtype: the dtype name whose kind
-    picks the snippet and whose compute type is {T}.
+    kind_dtype: the dtype name whose kind picks the snippet and whose compute type is {T}.
     """
     import numpy as np
 
@@ -146,5 +145,12 @@ def operation(name, in_loops, kind_dtype):
         return None
     expr, helpers = found
     t = compute_type(kind_dtype)
-    args = [f"in{k}" for k in range(len(in_loops))]
-    return f"out0 = {expr.format(*args, T=t)};", tuple((h, t) for h in helpers)
+    return expr.format(*operands, T=t), tuple((h, t) for h in helpers)
+
+
+def operation(name, in_loops, kind_dtype):
+    """(statement, helpers) for ufunc `name`: `out0 = <snippet>;` over in0.., or None."""
+    found = expression(name, [f"in{k}" for k in range(len(in_loops))], kind_dtype)
+    if found is None:
+        return None
+    return f"out0 = {found[0]};", found[1]
