@@ -19,8 +19,7 @@ from . import dtypes, elemwise
 from .array import GpuArray, _upload, check_same_context
 from .context import get_context
 from .errors import ArgumentError, UnsupportedError
-from .kernels import render
-from .kernels import cltypes, ufunc_ops
+from .kernels import cltypes, render, ufunc_ops
 from .ufuncs import Symbol, _converter, broadcast_shapes
 
 
@@ -113,8 +112,7 @@ class Fused:
         arrays = [a for a in args if isinstance(a, GpuArray)]
         ctx = check_same_context(*arrays) if arrays else get_context()
         args = [_upload(a, ctx) if isinstance(a, np.ndarray) and a.ndim else a for a in args]
-        key = tuple(a.dtype if isinstance(a, GpuArray) else _type_of(a) for a in args) + (
-            tuple(isinstance(a, GpuArray) for a in args),)
+        key = (*tuple(a.dtype if isinstance(a, GpuArray) else _type_of(a) for a in args), tuple(isinstance(a, GpuArray) for a in args))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._trace(args, ctx)
