@@ -113,7 +113,7 @@ class Fused:
         ctx = check_same_context(*arrays) if arrays else get_context()
         args = [_upload(a, ctx) if isinstance(a, np.ndarray) and a.ndim else a for a in args]
         types = tuple(a.dtype if isinstance(a, GpuArray) else _type_of(a) for a in args)
-        key = (types, tuple(isinstance(a, GpuArray) for a in args))
+        key = (ctx, types, tuple(isinstance(a, GpuArray) for a in args))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._trace(args, ctx)

@@ -1015,15 +1015,13 @@ def test_copy_bad_order(ctx):
 _PAIRS = [
     (np.float32, d) for d in ALL_DTYPES  # one full row
 ] + [
-    (np.bool_, np.int8), (np.bool_, np.float32), (np.bool_, np.complex64),
-    (np.bool_, np.float16), (np.int8, np.bool_), (np.int32, np.float16), (np.int32, np.int8),
-    (np.int32, np.uint8), (np.int64, np.float64), (np.int64, np.float32),
-    (np.uint64, np.float64), (np.uint8, np.int8), (np.int16, np.complex128),
-    (np.uint16, np.float16), (np.float64, np.float16), (np.float64, np.int64),
-    (np.float64, np.bool_), (np.float16, np.float32), (np.float16, np.int16),
-    (np.float16, np.float64), (np.float16, np.bool_), (np.complex64, np.float32),
-    (np.complex64, np.bool_), (np.complex64, np.int32), (np.complex64, np.complex128),
-    (np.complex128, np.complex64), (np.complex128, np.float64), (np.complex128, np.float16),
+    (np.bool_, np.int8), (np.bool_, np.float32), (np.bool_, np.complex64), (np.int8, np.bool_),
+    (np.int32, np.float16), (np.int32, np.uint8), (np.int64, np.float32),
+    (np.uint64, np.float64), (np.int16, np.complex128), (np.uint16, np.float16),
+    (np.float64, np.float16), (np.float64, np.int64), (np.float16, np.float32),
+    (np.float16, np.int16), (np.complex64, np.float32), (np.complex64, np.bool_),
+    (np.complex64, np.int32), (np.complex64, np.complex128), (np.complex128, np.complex64),
+    (np.complex128, np.float16),
 ]
 
 

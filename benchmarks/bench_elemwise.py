@@ -1,0 +1,124 @@
+"""Elementwise throughput and per-call overhead: gpuarr beside numpy and pyopencl.array.
+
+    python -m pytest benchmarks/bench_elemwise.py --benchmark-enable
+    python benchmarks/bench_elemwise.py [--device cl:nvidia] [--log2n 28]   # ratio table
+
+GB/s counts bytes read plus bytes written. Every timed gpuarr call ends with a sync of its
+output; the latency rows time many calls and one sync, per call.
+"""
+
+import argparse
+import time
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+import pyopencl.clmath as clmath
+import pytest
+
+import gpuarr as ga
+
+LOG2N = 24
+SMALL = 16
+
+
+@ga.fuse
+def fused(a, b):
+    return a * b + ga.exp(a) - b
+
+
+def workloads(ctx, n):
+    """name -> (bytes moved, {library: callable}) for the same operation in each library."""
+    rng = np.random.default_rng(0)
+    ha, hb = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    a, b = ga.asarray(ha, context=ctx), ga.asarray(hb, context=ctx)
+    q = ctx.queue
+    pa, pb = cla.to_device(q, ha), cla.to_device(q, hb)
+    small = ga.ones(SMALL, dtype="float32", context=ctx)
+    psmall = cla.to_device(q, np.ones(SMALL, np.float32))
+    copy_dst = ga.empty(n, dtype="float32", context=ctx)
+
+    def buffer_copy():
+        cl.enqueue_copy(q, copy_dst.data, a.data, byte_count=4 * n)
+        q.finish()
+
+    return {
+        "copy (bandwidth limit)": (8 * n, {"opencl": buffer_copy}),
+        "exp(a)": (8 * n, {"gpuarr": lambda: ga.exp(a).sync(),
+                           "pyopencl": lambda: clmath.exp(pa).finish(),
+                           "numpy": lambda: np.exp(ha)}),
+        "a + b": (12 * n, {"gpuarr": lambda: (a + b).sync(),
+                           "pyopencl": lambda: (pa + pb).finish(),
+                           "numpy": lambda: ha + hb}),
+        "a*b + exp(a) - b fused": (12 * n, {"gpuarr": lambda: fused(a, b).sync(),
+                                            "numpy": lambda: ha * hb + np.exp(ha) - hb}),
+        "a*b + exp(a) - b unfused": (12 * n, {
+            "gpuarr": lambda: (a * b + ga.exp(a) - b).sync(),
+            "pyopencl": lambda: (pa * pb + clmath.exp(pa) - pb).finish()}),
+        "small a + b latency": (None, {"gpuarr": _many(lambda: small + small, ctx.sync),
+                                       "pyopencl": _many(lambda: psmall + psmall, q.finish)}),
+    }
+
+
+def _many(fn, sync, calls=1000):
+    def run():
+        for _ in range(calls):
+            fn()
+        sync()
+    run.calls = calls
+    return run
+
+
+def best_time(fn, repeats):
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best / getattr(fn, "calls", 1)
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return workloads(ga.get_context(), 1 << LOG2N)
+
+
+@pytest.mark.parametrize("name", ["exp(a)", "a + b", "a*b + exp(a) - b fused",
+                                  "a*b + exp(a) - b unfused", "small a + b latency"])
+@pytest.mark.parametrize("lib", ["gpuarr", "pyopencl", "numpy"])
+def test_elemwise(benchmark, cases, name, lib):
+    fns = cases[name][1]
+    if lib not in fns:
+        pytest.skip(f"{lib} has no {name}")
+    benchmark.group = name
+    benchmark(fns[lib])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--log2n", type=int, default=LOG2N)
+    parser.add_argument("--repeats", type=int, default=10)
+    args = parser.parse_args()
+    ctx = ga.get_context(args.device)
+    n = 1 << args.log2n
+    print(f"device {ctx.devname}: {ctx.device.describe()}; n = 2^{args.log2n} float32")
+    rows = []
+    for name, (nbytes, fns) in workloads(ctx, n).items():
+        times = {lib: best_time(fn, args.repeats) for lib, fn in fns.items()}
+        rows.append((name, nbytes, times))
+    copy = rows[0][1] / rows[0][2]["opencl"]
+    print(f"{'operation':26s} {'library':9s} {'time':>11s} {'GB/s':>8s} {'x copy':>7s} "
+          f"{'gpuarr faster by':>17s}")
+    for name, nbytes, times in rows:
+        for lib, t in times.items():
+            shown = f"{t * 1e6:9.1f}us" if nbytes is None else f"{t * 1e3:9.3f}ms"
+            gbs = nbytes / t / 1e9 if nbytes else float("nan")
+            ratio = t / times["gpuarr"] if "gpuarr" in times else float("nan")
+            print(f"{name:26s} {lib:9s} {shown:>11s} {gbs:8.1f} {gbs * 1e9 / copy:7.2f} "
+                  f"{ratio:17.2f}")
+
+
+if __name__ == "__main__":
+    main()
