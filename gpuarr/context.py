@@ -199,6 +199,9 @@ class Context:
         self.base_align = max(d.mem_base_addr_align // 8, 1)
         # One fixed work-group size per device: PoCL compiles a kernel once per local size.
         self.local_size = min(256 if info.is_gpu else 1024, d.max_work_group_size)
+        # Contiguous elementwise kernels take this many elements per work-item (GPUs gain
+        # memory-level parallelism; PoCL vectorises across work-items instead).
+        self.per_item = 4 if info.is_gpu else 1
         self._arena = None
         self._pool = None
         self._allocator = cl_tools.ImmediateAllocator(self.queue)

@@ -110,7 +110,8 @@ def _make_plan(ctx, loop, shape, arrays, wide=False):
     index_t = "long" if wide or max([n, *spans]) > _INT32_MAX else "int"
     max_offset = (_INT32_MAX - max(spans, default=0)) if index_t == "int" else 2**62
     kdim = 0 if contiguous else len(dims)
-    key = ("elemwise", loop, kdim, index_t)
+    per_item = ctx.per_item if contiguous else 1
+    key = ("elemwise", loop, kdim, per_item, index_t)
     kernel = ctx.kernels.get(key)
     if kernel is None:
         itype = np.int32 if index_t == "int" else np.int64
@@ -120,12 +121,13 @@ def _make_plan(ctx, loop, shape, arrays, wide=False):
         kernel = get_kernel(
             ctx, key, "elemwise.cl.mako", arg_dtypes, name="elemwise", ins=loop.ins,
             outs=loop.outs, operation=loop.operation, scalar_args=loop.scalar_args,
-            ndim=kdim, index_t=index_t, preamble=loop.preamble, raw=loop.raw,
+            ndim=kdim, index_t=index_t, preamble=loop.preamble, raw=loop.raw, per_item=per_item,
         )
     local = ctx.local_size
     head = (n, *([] if contiguous else dims))
     tails = [() if contiguous else tuple(s) for s in strides]
-    return _Plan(kernel, head, tails, (-(-n // local) * local,), max_offset)
+    groups = -(-n // (local * per_item))
+    return _Plan(kernel, head, tails, (groups * local,), max_offset)
 
 
 def run(loop, outputs, inputs, scalars=(), shape=None):

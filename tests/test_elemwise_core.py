@@ -69,3 +69,19 @@ def test_one_kernel_serves_many_shapes_and_scalars(ctx):
     ga.empty((5, 3), dtype="float32", context=ctx)[:, ::2].fill(1)
     keys = [k for k in list(ctx.kernels)[before:]]
     assert len(keys) <= 2, keys  # 1-d strided fill and 2-d strided fill at most
+
+
+@pytest.mark.parametrize("n", [1, 5, 4096, 4096 * 4 + 3])
+def test_several_elements_per_work_item(ctx, monkeypatch, n):
+    """The GPU variant (4 elements per work-item) on this device: full and ragged tails."""
+    monkeypatch.setattr(ctx, "per_item", 4)
+    monkeypatch.setattr(ctx, "plans", {})
+    host = np.arange(n, dtype=np.float32) - n / 2
+    x = ga.asarray(host, context=ctx)
+    np.testing.assert_array_equal((x * 3 + 1).get(), host * 3 + 1)
+    np.testing.assert_array_equal(ga.arange(n, dtype="int32", context=ctx).get(), np.arange(n))
+    np.testing.assert_array_equal(x.astype("float16").get(), host.astype(np.float16))
+    y = ga.zeros(n, dtype="float32", context=ctx)
+    ga.ElemwiseKernel("float *x, float *y", "y[i] = x[i] + i")(x, y)
+    np.testing.assert_array_equal(y.get(), host + np.arange(n, dtype=np.float32))
+    assert any(key[3] == 4 for key in ctx.kernels if key[0] == "elemwise")

@@ -7,6 +7,7 @@ pyopencl's under flag compile_cache_dir). The hot path is one dict lookup.
 
 import functools
 import os
+import warnings
 
 import pyopencl as cl
 from mako.lookup import TemplateLookup
@@ -43,11 +44,15 @@ def build(context, source, options=()):
     """Build `source` for `context`'s device; KernelBuildError with log and source on failure."""
     program = cl.Program(context.cl_context, source)
     try:
-        return program.build(
-            options=list(options),
-            devices=[context.device.cl_device],
-            cache_dir=config.flags.compile_cache_dir or None,
-        )
+        with warnings.catch_warnings():
+            # Drivers chat on success (NVIDIA: "overriding noinline attribute"); failures
+            # raise below with the whole log.
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            return program.build(
+                options=list(options),
+                devices=[context.device.cl_device],
+                cache_dir=config.flags.compile_cache_dir or None,
+            )
     except cl.Error as e:
         raise KernelBuildError(
             f"OpenCL build failed on {context.devname} ({context.device.device_name}):\n"

@@ -12,6 +12,7 @@
 ##                 collapsed dimensions, sizes and element strides passed as arguments
 ##   index_t       'int' or 'long', wide enough for every index and offset
 ##   preamble      OpenCL source placed before the kernel (helper functions, pragmas)
+##   per_item      elements per work-item in the contiguous variant (GPUs: 4, CPUs: 1)
 ##   raw           True for user kernels: outputs are bare pointers out<k>_p indexed by
 ##                 out<k>_i in the operation, with no local variable and no store
 ## Defines: __kernel void ${name}(n, [dims], per array operand: ptr, offset, [strides], ...)
@@ -45,12 +46,36 @@ __kernel void ${name}(
 % endfor
 )
 {
+% if ndim == 0 and per_item > 1:
+    // Contiguous, several elements per work-item, G apart (coalesced): when all are in
+    // range their loads are issued before any store, for memory-level parallelism.
+    const ${index_t} g = (${index_t})get_global_id(0), G = (${index_t})get_global_size(0);
+    if (g + ${per_item - 1} * G < n) {
+% for j in range(per_item):
+${loads(j, 'g + %d * G' % j, '        ')}\
+% endfor
+% for j in range(per_item):
+        {
+            const ${index_t} i = g + ${j} * G;
+${element(j, '            ')}\
+        }
+% endfor
+    } else {
+% for j in range(per_item):
+        {
+            const ${index_t} i = g + ${j} * G;
+            if (i < n) {
+${loads(j, 'i', '                ')}\
+${element(j, '                ')}\
+            }
+        }
+% endfor
+    }
+% else:
     const ${index_t} i = (${index_t})get_global_id(0);
     if (i >= n) return;
 % if ndim == 0:
-% for var, _ in arrays:
-    const ${index_t} ${var}_i = ${var}_off + i;
-% endfor
+${loads(0, 'i', '    ')}\
 % else:
     ${index_t} rem = i, c;
 % for var, _ in arrays:
@@ -65,21 +90,48 @@ __kernel void ${name}(
 % for var, _ in arrays:
     ${var}_i += rem * ${var}_s0;
 % endfor
-% endif
 % for k, (dt, ldt, scalar) in enumerate(ins):
 % if not scalar:
-    const ${t.ctype(ldt)} in${k} = ${t.convert(dt, ldt, t.load(dt, 'in%d_p' % k, 'in%d_i' % k))};
+    const ${t.ctype(ldt)} in${k}_0 = ${t.convert(dt, ldt, t.load(dt, 'in%d_p' % k, 'in%d_i' % k))};
+% endif
+% endfor
+% endif
+${element(0, '    ')}\
+% endif
+}
+## Element j of a work-item at flat index `at`: index variables and input values.
+<%def name="loads(j, at, pad)">\
+% for var, _ in arrays:
+${pad}const ${index_t} ${var}_i${'' if j == 0 else '_%d' % j} = ${var}_off + ${at};
+% endfor
+% for k, (dt, ldt, scalar) in enumerate(ins):
+% if not scalar:
+${pad}const ${t.ctype(ldt)} in${k}_${j} = ${t.convert(dt, ldt, t.load(dt, 'in%d_p' % k, 'in%d_i%s' % (k, '' if j == 0 else '_%d' % j)))};
+% endif
+% endfor
+</%def>\
+## The operation on element j, and the stores of its outputs.
+<%def name="element(j, pad)">\
+<% sfx = '' if j == 0 else '_%d' % j %>\
+% for var, _ in arrays:
+% if j:
+${pad}const ${index_t} ${var}_i = ${var}_i${sfx};
+% endif
+% endfor
+% for k, (dt, ldt, scalar) in enumerate(ins):
+% if not scalar:
+${pad}const ${t.ctype(ldt)} in${k} = in${k}_${j};
 % endif
 % endfor
 % if raw:
-    ${operation}
+${pad}${operation}
 % else:
 % for k, (_, ldt) in enumerate(outs):
-    ${t.ctype(ldt)} out${k};
+${pad}${t.ctype(ldt)} out${k};
 % endfor
-    ${operation}
+${pad}${operation}
 % for k, (dt, ldt) in enumerate(outs):
-    ${t.store(dt, 'out%d_p' % k, 'out%d_i' % k, 'out%d' % k, ldt)}
+${pad}${t.store(dt, 'out%d_p' % k, 'out%d_i' % k, 'out%d' % k, ldt)}
 % endfor
 % endif
-}
+</%def>\
