@@ -103,7 +103,7 @@ def _make_plan(ctx, loop, shape, arrays, wide=False):
         return None
     ndim = len(shape)
     dims, strides = collapse(shape, [_element_strides(a, ndim) for a in arrays])
-    contiguous = len(dims) == 1 and all(s[0] == 1 for s in strides)
+    contiguous = len(dims) <= 1 and all(s in ([], [1]) for s in strides)
     # Offsets vary between calls of one plan: 32-bit indexing holds while every element
     # offset stays under max_offset, checked per call.
     spans = [sum(abs(x) * (d - 1) for x, d in zip(s, dims)) for s in strides]
