@@ -1,0 +1,57 @@
+"""Where the time of a small `a + b` goes: bare enqueue, pyopencl's invoker, gpuarr's path.
+
+    python benchmarks/latency_probe.py [--device cl:nvidia]
+"""
+
+import argparse
+import time
+
+import numpy as np
+import pyopencl as cl
+
+import gpuarr as ga
+
+
+def per_call(fn, calls=3000):
+    fn()
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            ev = fn()
+        if isinstance(ev, cl.Event):
+            ev.wait()
+        best = min(best, (time.perf_counter() - t0) / calls)
+    return best * 1e6
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default=None)
+    args = parser.parse_args()
+    ctx = ga.get_context(args.device)
+    x = ga.ones(16, dtype="float32", context=ctx)
+    y = ga.ones(16, dtype="float32", context=ctx)
+    z = x + y
+    ctx.sync()
+    kernel = next(k for key, k in ctx.kernels.items() if key[0] == "elemwise")
+    plan = next(iter(ctx.plans.values()))
+    q, size, local = ctx.queue, plan.size, (ctx.local_size,)
+    argv = [*plan.head, x.data, 0, y.data, 0, z.data, 0]
+    kernel.set_args(*argv)
+    rows = {
+        "enqueue_nd_range_kernel only": lambda: cl.enqueue_nd_range_kernel(q, kernel, size, local),
+        "pyopencl invoker (set args + enqueue)": lambda: kernel(q, size, local, *argv),
+        "allocate 64 bytes from the pool": lambda: ctx.allocate(64),
+        "gpuarr x + y": lambda: x + y,
+        "gpuarr x + 1.0": lambda: x + 1.0,
+        "gpuarr exp(x)": lambda: ga.exp(x),
+    }
+    print(f"device {ctx.devname}: {ctx.device.describe()}")
+    for name, fn in rows.items():
+        print(f"{name:40s} {per_call(fn):7.2f} us")
+        ctx.sync()
+
+
+if __name__ == "__main__":
+    main()
