@@ -646,6 +646,46 @@ def test_kernel_int_n_scalar(ctx):
     np.testing.assert_array_equal(y.get(), hx * 5 + np.arange(12) % 5)
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "per_item_4"])
+@pytest.mark.parametrize("name", ["c", "rem", "g", "G"])
+def test_kernel_scalar_names_do_not_clash_with_generated_code(ctx, monkeypatch, name, layout):
+    """A user's scalar may have any C name; the generated kernel's own variables must not
+    capture it (c and rem in the strided variant, g and G in the GPU variant)."""
+    if layout == "per_item_4":
+        monkeypatch.setattr(ctx, "per_item", 4)
+        monkeypatch.setattr(ctx, "plans", {})
+    k = ElemwiseKernel(f"int *x, int {name}, int *y", f"y[i] = x[i] * {name}")
+    hx = np.arange(24, dtype=np.int32).reshape(4, 6)
+    x = _dev(hx, ctx)
+    y = ga.zeros((4, 6), "int32", context=ctx)
+    if layout == "strided":
+        x, y, hx = x[:, ::2], y[:, ::2], hx[:, ::2]
+    k(x, 3, y)
+    np.testing.assert_array_equal(y.get(), hx * 3)
+
+
+@pytest.mark.parametrize("n", [1, 5, 4096 * 4 + 3])
+def test_gpu_variant_several_elements_per_work_item(ctx, monkeypatch, n):
+    """The GPU layout (4 elements per work-item, forced on this device): fused outputs and
+    user kernels see every element once, ragged tails included, and i is the flat index."""
+    monkeypatch.setattr(ctx, "per_item", 4)
+    monkeypatch.setattr(ctx, "plans", {})
+
+    @ga.fuse
+    def f(x, y):
+        return x * y - 1, ga.where(x > y, x, y)
+
+    hx, hy = _host(n, np.float32, 60), _host(n, np.float32, 61)
+    a, b = f(_dev(hx, ctx), _dev(hy, ctx))
+    _check(a, hx * hy - 1)
+    _check(b, np.where(hx > hy, hx, hy))
+    k = ElemwiseKernel("float *x, int *idx, float *y", "idx[i] = i; y[i] = x[i] + 1")
+    idx, y = ga.zeros(n, "int32", context=ctx), ga.zeros(n, "float32", context=ctx)
+    k(_dev(hx, ctx), idx, y)
+    np.testing.assert_array_equal(idx.get(), np.arange(n))
+    np.testing.assert_array_equal(y.get(), hx + 1)
+
+
 def test_kernel_int_scalar_other_name(ctx):
     k = ElemwiseKernel("int *x, int m, float b, int *y", "y[i] = x[i] * m + (int)b")
     hx = np.arange(12, dtype=np.int32)

@@ -72,8 +72,9 @@ ${element(j, '                ')}\
 % endfor
     }
 % else:
+    // A guarded block rather than an early return: PoCL vectorises it across work-items.
     const ${index_t} i = (${index_t})get_global_id(0);
-    if (i >= n) return;
+    if (i < n) {
 % if ndim == 0:
 ${loads(0, 'i', '    ')}\
 % else:
@@ -97,6 +98,7 @@ ${loads(0, 'i', '    ')}\
 % endfor
 % endif
 ${element(0, '    ')}\
+    }
 % endif
 }
 ## Element j of a work-item at flat index `at`: index variables and input values.
