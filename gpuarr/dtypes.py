@@ -51,7 +51,7 @@ def compute_type(dtype):
     return _CL_TYPES[normalize(dtype)][1]
 
 
-_FROM_CL = {cl: dt for dt, (cl, _) in reversed(list(_CL_TYPES.items()))}
+_FROM_CL = {cl: dt for dt, (cl, _) in _CL_TYPES.items() if dt != np.bool_}
 _FROM_CL.update({"signed char": np.dtype(np.int8), "unsigned char": np.dtype(np.uint8),
                  "unsigned short": np.dtype(np.uint16), "unsigned int": np.dtype(np.uint32),
                  "unsigned long": np.dtype(np.uint64)})

@@ -222,6 +222,9 @@ class ElemwiseKernel:
                 raise ArgumentError(f"cannot parse kernel argument {item!r} of {name}: "
                                     f"expected e.g. 'float *x' or 'int n'")
             ctype, star, var = m.group("type"), m.group("star"), m.group("name")
+            if _RESERVED_RE.fullmatch(var):
+                raise ArgumentError(f"argument name {var!r} of {name} is reserved (i, ga_*, "
+                                    f"in<k>*, out<k>* name the kernel's own variables)")
             self.args.append((var, dtypes.from_cl_type(ctype), bool(star)))
         arrays = [(v, dt) for v, dt, is_array in self.args if is_array]
         if not arrays:
@@ -262,7 +265,9 @@ class ElemwiseKernel:
 
 
 _ARG_RE = re.compile(r"(?:const\s+)?(?:__global\s+|global\s+)?(?P<type>[A-Za-z_][\w ]*?)"
-                     r"\s*(?P<star>\*)?\s*(?P<name>[A-Za-z_]\w*)")
+                     r"(?:\s*(?P<star>\*)\s*|\s+)(?P<name>[A-Za-z_]\w*)")
+# Names the generated kernel uses itself.
+_RESERVED_RE = re.compile(r"i|ga_\w*|(?:in|out)\d+\w*")
 
 
 def _kernel_scalar_value(value, dtype):

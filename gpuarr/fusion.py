@@ -6,8 +6,9 @@
 
 The function runs once per (input dtypes, which inputs are scalars) on symbols: every ufunc
 call records itself with the loop dtypes numpy's resolution gives, and the records become the
-statements of one kernel. Python scalars (arguments or constants in the body) are weak, as in
-numpy, and travel as kernel arguments.
+statements of one kernel. Scalars never enter the source: a scalar operand is computed on the
+host at each call (Python scalars stay weak as in numpy, even combined with each other) and
+reaches the kernel as an argument, so new values reuse the kernel.
 """
 
 import functools
@@ -20,25 +21,29 @@ from .array import GpuArray, _upload, check_same_context
 from .context import get_context
 from .errors import ArgumentError, UnsupportedError
 from .kernels import cltypes, render, ufunc_ops
-from .ufuncs import Symbol, _converter, broadcast_shapes
+from .ufuncs import UFUNCS, Symbol, _converter, _weak_type, broadcast_shapes
 
 
 class _Traced(Symbol):
-    """One value of the traced function: an input, a constant or an intermediate result."""
+    """A value of the traced function.
+
+    Device values (array inputs and results) have a numpy dtype and an OpenCL expression;
+    scalars have `host`, a function of the call's arguments giving their value, and the
+    type numpy's resolution sees (int/float/complex when weak, else a dtype).
+    """
 
     __array_priority__ = 200
 
-    def __init__(self, tracer, dtype, code):
+    def __init__(self, tracer, dtype, code=None, host=None):
         self.tracer = tracer
-        self.dtype = dtype  # np.dtype, or a Python type for a weak scalar
-        self.code = code    # OpenCL expression naming the value
+        self.dtype = dtype
+        self.code = code
+        self.host = host
 
     def record(self, ufunc, args):
         return self.tracer.record(ufunc, args)
 
     def __array_ufunc__(self, np_ufunc, method, *inputs, **kwargs):
-        from .ufuncs import UFUNCS
-
         uf = UFUNCS.get(np_ufunc.__name__)
         if method != "__call__" or uf is None or kwargs:
             return NotImplemented
@@ -53,34 +58,35 @@ class _Tracer:
 
     def __init__(self):
         self.statements = []
-        self.scalar_args = []  # (loop dtype name, argument name)
-        self.scalar_sources = []  # ('input', k) or ('const', value), per scalar argument
+        self.scalar_args = []  # (compute dtype name, argument name)
+        self.scalar_sources = []  # (host function of the call's arguments, compute dtype)
         self.helpers = []
 
-    def value(self, v, loop_dtype):
-        """OpenCL expression of operand `v` in `loop_dtype`."""
-        if isinstance(v, _Traced):
-            if isinstance(v.dtype, type):  # weak scalar input: a kernel argument per use
-                return self._scalar(("input", v.code), loop_dtype)
-            return cltypes.convert(v.dtype.name, loop_dtype, v.code)
-        if isinstance(v, numbers.Number | np.generic):
-            return self._scalar(("const", v), loop_dtype)
-        raise ArgumentError(f"fused functions take arrays and scalars, not {type(v).__name__}")
+    def constant(self, v):
+        if not isinstance(v, numbers.Number | np.generic):
+            raise ArgumentError(f"fused functions take arrays and scalars, not "
+                                f"{type(v).__name__}")
+        return _Traced(self, _weak_type(v), host=lambda args: v)
 
-    def _scalar(self, source, loop_dtype):
+    def operand(self, v, loop_dtype):
+        """OpenCL expression of operand `v` in `loop_dtype`."""
+        if v.host is None:
+            return cltypes.convert(v.dtype.name, loop_dtype, v.code)
         name = f"s{len(self.scalar_args)}"
         compute = "float32" if loop_dtype == "float16" else loop_dtype
         self.scalar_args.append((compute, name))
-        self.scalar_sources.append((source, compute))
+        self.scalar_sources.append((v.host, compute))
         return cltypes.convert(compute, loop_dtype, name) if compute != loop_dtype else name
 
     def record(self, ufunc, args):
         if len(args) != ufunc.nin:
             raise ArgumentError(f"{ufunc.name} takes {ufunc.nin} inputs, got {len(args)}")
-        types = tuple(_type_of(a) for a in args)
-        loops, out_loop = ufunc.resolve(types)
+        args = [a if isinstance(a, _Traced) else self.constant(a) for a in args]
+        if all(a.host is not None for a in args):
+            return self._host_result(ufunc, args)
+        loops, out_loop = ufunc.resolve(tuple(a.dtype for a in args))
         found = ufunc_ops.expression(
-            ufunc.name, [self.value(a, ldt) for a, ldt in zip(args, loops)],
+            ufunc.name, [self.operand(a, ldt) for a, ldt in zip(args, loops)],
             loops[ufunc.kind_input])
         if found is None:
             raise UnsupportedError(f"{ufunc.name} is not supported for dtype "
@@ -89,15 +95,28 @@ class _Tracer:
         self.helpers += [h for h in helpers if h not in self.helpers]
         name = f"t{len(self.statements)}"
         self.statements.append(f"const {cltypes.ctype(out_loop)} {name} = {expr};")
-        return _Traced(self, np.dtype(out_loop), name)
+        return _Traced(self, np.dtype(out_loop), code=name)
+
+    def _host_result(self, ufunc, args):
+        """An operation on scalars only: computed on the host at each call, as numpy
+        would (the result stays weak when every operand is a weak Python scalar)."""
+        weak = all(isinstance(a.dtype, type) for a in args)
+        np_ufunc = ufunc.np_ufunc if ufunc.name != "where" else np.where
+        hosts = [a.host for a in args]
+
+        def host(call_args):
+            value = np_ufunc(*(h(call_args) for h in hosts))
+            return value.item() if weak else value
+        sample = np_ufunc(*(_sample(a.dtype) for a in args))
+        return _Traced(self, _weak_type(sample.item() if weak else sample), host=host)
 
 
-def _type_of(v):
-    if isinstance(v, _Traced):
-        return v.dtype
-    if isinstance(v, bool | int | float | complex):
-        return type(v)
-    return np.asarray(v).dtype
+def _sample(t):
+    return {int: 1, float: 1.0, complex: 1j}.get(t) if isinstance(t, type) else t.type(1)
+
+
+def _scalar_type(v):
+    return _weak_type(v) if isinstance(v, numbers.Number | np.generic) else None
 
 
 class Fused:
@@ -112,16 +131,14 @@ class Fused:
         arrays = [a for a in args if isinstance(a, GpuArray)]
         ctx = check_same_context(*arrays) if arrays else get_context()
         args = [_upload(a, ctx) if isinstance(a, np.ndarray) and a.ndim else a for a in args]
-        types = tuple(a.dtype if isinstance(a, GpuArray) else _type_of(a) for a in args)
-        key = (ctx, types, tuple(isinstance(a, GpuArray) for a in args))
+        key = (ctx, tuple(a.dtype if isinstance(a, GpuArray) else _scalar_type(a) for a in args))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._trace(args, ctx)
         loop, array_positions, scalar_sources, out_dtypes, single = entry
         shape = broadcast_shapes(*(args[k].shape for k in array_positions))
         outs = [GpuArray(shape, dt, context=ctx) for dt in out_dtypes]
-        scalars = [_converter(dt)(args[src[1]] if src[0] == "input" else src[1])
-                   for src, dt in scalar_sources]
+        scalars = [_converter(dt)(host(args)) for host, dt in scalar_sources]
         elemwise.run(loop, outs, [args[k] for k in array_positions], scalars)
         return outs[0] if single else tuple(outs)
 
@@ -130,26 +147,25 @@ class Fused:
         symbols, array_positions = [], []
         for k, a in enumerate(args):
             if isinstance(a, GpuArray):
-                symbols.append(_Traced(tracer, a.dtype, f"in{len(array_positions)}"))
+                symbols.append(_Traced(tracer, a.dtype, code=f"in{len(array_positions)}"))
                 array_positions.append(k)
+            elif isinstance(a, numbers.Number | np.generic):
+                symbols.append(_Traced(tracer, _weak_type(a),
+                                       host=lambda call_args, k=k: call_args[k]))
             else:
-                t = _type_of(a)
-                symbols.append(_Traced(tracer, t, k) if isinstance(t, type)
-                               else _Traced(tracer, t, None))
-        for s in symbols:
-            if s.code is None:  # numpy scalar argument: a strong-typed kernel argument
-                s.code = tracer._scalar(("input", symbols.index(s)), s.dtype.name)
+                raise ArgumentError(f"fused function {self.__name__} takes arrays and scalars, "
+                                    f"not {type(a).__name__}")
         result = self.fn(*symbols)
         single = not isinstance(result, tuple)
         results = (result,) if single else result
         outs, assigns = [], []
         for j, r in enumerate(results):
-            if not isinstance(r, _Traced) or isinstance(r.dtype, type):
+            if not isinstance(r, _Traced) or r.host is not None:
                 raise ArgumentError(f"fused function {self.__name__} must return arrays "
                                     f"computed from its array inputs, got {r!r}")
             outs.append((r.dtype.name, r.dtype.name))
             assigns.append(f"out{j} = {r.code};")
-        for dt in [o[0] for o in outs] + [a.dtype.name for a in args if isinstance(a, GpuArray)]:
+        for dt in [o[0] for o in outs] + [args[k].dtype.name for k in array_positions]:
             dtypes.check_device(dt, ctx)
         ins = tuple((args[k].dtype.name, args[k].dtype.name, False) for k in array_positions)
         preamble = render("ufunc_helpers.cl.mako", helpers=tuple(tracer.helpers)) \

@@ -17,8 +17,6 @@ from .context import get_context
 from .errors import ArgumentError, ShapeError, UnsupportedError
 from .kernels import render, ufunc_ops
 
-_PY_SCALARS = (bool, int, float, complex)
-
 
 def broadcast_shapes(*shapes):
     """numpy's broadcast of `shapes`, or ShapeError naming them."""
@@ -26,10 +24,19 @@ def broadcast_shapes(*shapes):
 
 
 def _weak_type(value):
-    """The dtype numpy's resolution sees for a scalar operand (a Python type when weak)."""
-    if isinstance(value, _PY_SCALARS):
-        return bool if isinstance(value, bool) else type(value)
+    """The type numpy's resolution sees for a scalar operand: int, float or complex when it
+    is a Python scalar (weak), else its dtype (numpy scalars, even np.float64, are strong)."""
+    t = type(value)
+    if t is int or t is float or t is complex:
+        return t
     return dtypes.normalize(np.asarray(value).dtype)
+
+
+# numpy's resolve_dtypes takes the weak types int, float and complex; a Python bool is a
+# plain bool (it promotes like one).
+_RESOLVABLE = {bool: np.dtype(np.bool_)}
+# A representative value per weak type, for np.result_type (which treats types as strong).
+_WEAK_VALUES = {int: 0, float: 0.0, complex: 0j, bool: False}
 
 
 class Symbol:
@@ -61,8 +68,9 @@ class Ufunc:
         if found is None:
             extra = {} if dtype is None else {"signature": (None,) * self.nin + (dtype,)}
             try:
-                loops = self.np_ufunc.resolve_dtypes((*in_types, out_dtype), casting=casting,
-                                                     **extra)
+                loops = self.np_ufunc.resolve_dtypes(
+                    (*(_RESOLVABLE.get(t, t) for t in in_types), out_dtype), casting=casting,
+                    **extra)
             except TypeError as e:
                 raise UnsupportedError(f"{self.name}: {e}") from None
             found = self._resolved[key] = (tuple(d.name for d in loops[:self.nin]),
@@ -125,7 +133,7 @@ class Ufunc:
         return out
 
     def _prepare_fast(self, ctx, sig):
-        loops, out_loop = self.resolve(sig)
+        loops, out_loop = self.resolve(sig)  # Python scalars appear as their type
         for name in (*loops, out_loop):
             dtypes.check_device(name, ctx)
         storages = tuple(None if isinstance(t, type) else t.name for t in sig)
@@ -240,7 +248,9 @@ def _scalar_arg(value, loop_dtype):
         if not info.min <= value <= info.max:
             raise OverflowError(f"Python integer {value} out of bounds for {dt}")
     box = np.asarray(value).astype(dt)
-    return box.astype(np.float32)[()] if dt == np.float16 else box[()]
+    if dt == np.float16:
+        return box.astype(np.float32)[()]
+    return box.astype(np.uint8)[()] if dt == np.bool_ else box[()]
 
 
 class _Where(Ufunc):
@@ -250,7 +260,7 @@ class _Where(Ufunc):
         key = (in_types, out_dtype)
         found = self._resolved.get(key)
         if found is None:
-            dt = np.result_type(*in_types[1:]).name
+            dt = np.result_type(*(_WEAK_VALUES.get(t, t) for t in in_types[1:])).name
             found = self._resolved[key] = (("bool", dt, dt), out_dtype.name if out_dtype else dt)
         return found
 

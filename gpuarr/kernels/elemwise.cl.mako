@@ -15,7 +15,8 @@
 ##   per_item      elements per work-item in the contiguous variant (GPUs: 4, CPUs: 1)
 ##   raw           True for user kernels: outputs are bare pointers out<k>_p indexed by
 ##                 out<k>_i in the operation, with no local variable and no store
-## Defines: __kernel void ${name}(n, [dims], per array operand: ptr, offset, [strides], ...)
+## Defines: __kernel void ${name}(ga_n, [ga_dims], per array operand: ptr, offset, [strides],
+##          ...); internal names start with ga_ so the operation's names cannot clash
 <%! import gpuarr.kernels.cltypes as t %>\
 ${t.fp64_pragma([d for d, _, _ in ins] + [l for _, l, _ in ins] + [d for d, _ in outs] + [l for _, l in outs] + [d for d, _ in scalar_args])}
 // numpy rounds every operation: no contraction of a*b+c into fma.
@@ -26,9 +27,9 @@ ${preamble}
              [('out%d' % k, d) for k, (d, _) in enumerate(outs)]
 %>\
 __kernel void ${name}(
-    const ${index_t} n
+    const ${index_t} ga_n
 % for d in range(ndim):
-    , const ${index_t} dim${d}
+    , const ${index_t} ga_dim${d}
 % endfor
 % for var, dt in arrays:
     , __global ${t.storage(dt)} *${var}_p, const ${index_t} ${var}_off
@@ -47,24 +48,24 @@ __kernel void ${name}(
 )
 {
 % if ndim == 0 and per_item > 1:
-    // Contiguous, several elements per work-item, G apart (coalesced): when all are in
+    // Contiguous, several elements per work-item, ga_G apart (coalesced): when all are in
     // range their loads are issued before any store, for memory-level parallelism.
-    const ${index_t} g = (${index_t})get_global_id(0), G = (${index_t})get_global_size(0);
-    if (g + ${per_item - 1} * G < n) {
+    const ${index_t} ga_g = (${index_t})get_global_id(0), ga_G = (${index_t})get_global_size(0);
+    if (ga_g + ${per_item - 1} * ga_G < ga_n) {
 % for j in range(per_item):
-${loads(j, 'g + %d * G' % j, '        ')}\
+${loads(j, 'ga_g + %d * ga_G' % j, '        ')}\
 % endfor
 % for j in range(per_item):
         {
-            const ${index_t} i = g + ${j} * G;
+            const ${index_t} i = ga_g + ${j} * ga_G;
 ${element(j, '            ')}\
         }
 % endfor
     } else {
 % for j in range(per_item):
         {
-            const ${index_t} i = g + ${j} * G;
-            if (i < n) {
+            const ${index_t} i = ga_g + ${j} * ga_G;
+            if (i < ga_n) {
 ${loads(j, 'i', '                ')}\
 ${element(j, '                ')}\
             }
@@ -74,22 +75,22 @@ ${element(j, '                ')}\
 % else:
     // A guarded block rather than an early return: PoCL vectorises it across work-items.
     const ${index_t} i = (${index_t})get_global_id(0);
-    if (i < n) {
+    if (i < ga_n) {
 % if ndim == 0:
 ${loads(0, 'i', '    ')}\
 % else:
-    ${index_t} rem = i, c;
+    ${index_t} ga_rem = i, ga_c;
 % for var, _ in arrays:
     ${index_t} ${var}_i = ${var}_off;
 % endfor
 % for d in range(ndim - 1, 0, -1):
-    c = rem % dim${d}; rem /= dim${d};
+    ga_c = ga_rem % ga_dim${d}; ga_rem /= ga_dim${d};
 % for var, _ in arrays:
-    ${var}_i += c * ${var}_s${d};
+    ${var}_i += ga_c * ${var}_s${d};
 % endfor
 % endfor
 % for var, _ in arrays:
-    ${var}_i += rem * ${var}_s0;
+    ${var}_i += ga_rem * ${var}_s0;
 % endfor
 % for k, (dt, ldt, scalar) in enumerate(ins):
 % if not scalar:
