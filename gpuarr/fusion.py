@@ -21,7 +21,7 @@ from .array import GpuArray, _upload, check_same_context
 from .context import get_context
 from .errors import ArgumentError, UnsupportedError
 from .kernels import cltypes, render, ufunc_ops
-from .ufuncs import UFUNCS, Symbol, _converter, _weak_type, broadcast_shapes
+from .ufuncs import Symbol, _converter, _weak_type, broadcast_shapes, lookup
 
 
 class _Traced(Symbol):
@@ -44,7 +44,7 @@ class _Traced(Symbol):
         return self.tracer.record(ufunc, args)
 
     def __array_ufunc__(self, np_ufunc, method, *inputs, **kwargs):
-        uf = UFUNCS.get(np_ufunc.__name__)
+        uf = lookup(np_ufunc.__name__)
         if method != "__call__" or uf is None or kwargs:
             return NotImplemented
         return self.tracer.record(uf, inputs)
@@ -87,7 +87,7 @@ class _Tracer:
         loops, out_loop = ufunc.resolve(tuple(a.dtype for a in args))
         found = ufunc_ops.expression(
             ufunc.name, [self.operand(a, ldt) for a, ldt in zip(args, loops)],
-            loops[ufunc.kind_input])
+            loops[ufunc.kind_input], loops)
         if found is None:
             raise UnsupportedError(f"{ufunc.name} is not supported for dtype "
                                    f"{loops[ufunc.kind_input]} on gpuarr")

@@ -14,7 +14,7 @@ import numpy as np
 from . import dtypes, elemwise
 from .array import GpuArray, _upload, check_same_context
 from .context import get_context
-from .errors import ArgumentError, ShapeError, UnsupportedError
+from .errors import ArgumentError, ArgumentTypeError, ShapeError, UnsupportedError
 from .kernels import render, ufunc_ops
 
 
@@ -94,11 +94,29 @@ class Ufunc:
         return ins, statement, preamble
 
     def __call__(self, *args, out=None, dtype=None, casting="same_kind", where=True):
-        if out is None and dtype is None and where is True and casting == "same_kind":
-            result = self._fast_call(args)
-            if result is not None:
-                return result
-        return self._call(args, out, dtype, casting, where)
+        try:
+            if out is None and dtype is None and where is True and casting == "same_kind":
+                result = self._fast_call(args)
+                if result is not None:
+                    return result
+            return self._call(args, out, dtype, casting, where)
+        except OverflowError:
+            if self.name not in _FLIPPED:
+                raise
+            return self._out_of_range_comparison(args, out)
+
+    def _out_of_range_comparison(self, args, out):
+        """array OP python_int with the int outside the array's range: numpy 2 answers
+        exactly, the same for every element."""
+        arr, v = (args[0], args[1]) if isinstance(args[0], GpuArray) else (args[1], args[0])
+        name = self.name if arr is args[0] else _FLIPPED[self.name]
+        above = v > np.iinfo(arr.dtype).max
+        value = name in (("less", "less_equal", "not_equal") if above
+                         else ("greater", "greater_equal", "not_equal"))
+        if out is None:
+            return GpuArray(arr.shape, np.bool_, context=arr.context).fill(value)
+        out[...] = value
+        return out
 
     def _fast_call(self, args):
         """The common call (arrays of one context and Python scalars, nothing else): one
@@ -164,7 +182,7 @@ class Ufunc:
         arrays = [a for a in args if isinstance(a, GpuArray)]
         if out is not None:
             if not isinstance(out, GpuArray):
-                raise ArgumentError(f"out= must be a GpuArray, not {type(out).__name__}")
+                raise ArgumentTypeError(f"out= must be a GpuArray, not {type(out).__name__}")
             arrays.append(out)
         ctx = check_same_context(*arrays) if arrays else get_context()
         operands = []
@@ -215,6 +233,9 @@ class Ufunc:
 
 
 _LOOPS = {}
+# Comparisons and their mirror images (a < b is b > a).
+_FLIPPED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+            "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
 
 
 def _same_view(a, b):
@@ -323,10 +344,15 @@ def _unary(uf):
 
 def _array_ufunc(self, np_ufunc, method, *inputs, **kwargs):
     """numpy hands its ufunc calls on GpuArrays to gpuarr (`np.exp(x)`, `ndarray + x`)."""
-    uf = UFUNCS.get(np_ufunc.__name__)
+    uf = lookup(np_ufunc.__name__)
     if method != "__call__" or uf is None:
         return NotImplemented
     return uf(*inputs, **kwargs)
+
+
+def lookup(name):
+    """The gpuarr ufunc of a numpy ufunc name (aliases too), or None."""
+    return UFUNCS.get(ALIASES.get(name, name))
 
 
 def _install_operators(cls):

@@ -196,7 +196,7 @@ def _pool(name, dtype, k):
         specials = [v for v in FLOAT_SPECIALS if lo <= v <= hi]
         specials = specials[k:] + specials[:k]  # operands meet different specials
         if not real:
-            specials = [complex(a, b) for a, b in zip(specials, specials[::-1] + [1.0])]
+            specials = [complex(a, b) for a, b in zip(specials, [*specials[::-1], 1.0])]
         vals = vals.astype(dt)
     vals[: len(specials)] = np.array(specials).astype(dt)
     if domain.nonzero:
@@ -805,7 +805,7 @@ def test_int_operators(ctx, op, other):
     h = np.array([[5, -7, 0, 9], [1, 2, 3, 31]], np.int32)
     d = ga.asarray(h, context=ctx)
     if isinstance(other, str):
-        ho = np.array([2, 3, 1, 4], np.int32)
+        ho = np.array([[2, 3, 1, 4], [5, 1, 7, 2]], np.int32)
         do = ga.asarray(ho, context=ctx)
     else:
         ho = do = other
@@ -1072,7 +1072,7 @@ def test_where_function(ctx):
     assert_like(ga.where(dc, 1, 2), np.where(c, 1, 2))
     assert_like(ga.where(dc, 1.0, 2), np.where(c, 1.0, 2))
     assert_like(ga.where(dc, np.float32(1), dy), np.where(c, np.float32(1), y))
-    assert_like(ga.where(dc[::-1], dx, dy[::-2]), np.where(c[::-1], x, y[::-2]))
+    assert_like(ga.where(dc[::-1], dx, dy[::-1]), np.where(c[::-1], x, y[::-1]))
     assert_like(ga.where(c, dx, y), np.where(c, x, y))  # host condition and operand
     # non-bool conditions: anything nonzero is true (256 as int32, 0.5, NaN)
     cn = np.array([0, 256, -1, 1], np.int32)

@@ -78,6 +78,18 @@ inline ${T} ga_logaddexp2_${T}(${T} a, ${T} b) {
     return d > 0 ? a + log1p(exp2(-d)) * (${T})M_LOG2E
                  : (d <= 0 ? b + log1p(exp2(d)) * (${T})M_LOG2E : d);
 }
+% elif helper == 'nextafter_half':
+## float16 stored as half, computed as float: step the half's bits, not the float's.
+inline float ga_nextafter_half_${T}(float a, float b) {
+    if (isnan(a) || isnan(b)) return a + b;
+    if (a == b) return a;  // numpy's half nextafter keeps x (C's returns y): -0.0 vs 0.0
+    ushort bits;
+    vstore_half(a, 0, (__private half *)&bits);
+    if (a == 0) bits = (b > 0) ? (ushort)1 : (ushort)0x8001;
+    else if ((a < b) == (a > 0)) bits += 1;
+    else bits -= 1;
+    return vload_half(0, (__private half *)&bits);
+}
 % elif helper == 'cmul':
 inline ${T} ga_cmul_${T}(${T} a, ${T} b) {
     return (${T})(a.s0 * b.s0 - a.s1 * b.s1, a.s0 * b.s1 + a.s1 * b.s0);

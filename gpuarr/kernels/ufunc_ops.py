@@ -61,8 +61,11 @@ OPS = {
         ("sin", "sin"), ("cos", "cos"), ("tan", "tan"), ("arcsin", "asin"), ("arccos", "acos"),
         ("arctan", "atan"), ("sinh", "sinh"), ("cosh", "cosh"), ("tanh", "tanh"),
         ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),
-        ("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc"), ("rint", "rint"),
+        ("rint", "rint"),
     ]},
+    # numpy 2 keeps integers as they are (its integer loops are the identity)
+    **{name: {_F: (f"{name}({{0}})", ()), "b": ("({0})", ()), "i": ("({0})", ()),
+              "u": ("({0})", ())} for name in ("floor", "ceil", "trunc")},
     "logaddexp": {_F: ("ga_logaddexp_{T}({0}, {1})", ("logaddexp",))},
     "logaddexp2": {_F: ("ga_logaddexp2_{T}({0}, {1})", ("logaddexp2",))},
     "arctan2": {_F: ("atan2({0}, {1})", ())},
@@ -71,18 +74,19 @@ OPS = {
     "rad2deg": {_F: ("(({0}) * ({T})57.29577951308232)", ())},
     "copysign": {_F: ("copysign({0}, {1})", ())},
     "nextafter": {_F: ("nextafter({0}, {1})", ())},
-    "ldexp": {_F: ("ldexp({0}, (int)clamp(({1}), (long)INT_MIN, (long)INT_MAX))", ())},
+    "_nextafter_half": {_F: ("ga_nextafter_half_{T}({0}, {1})", ("nextafter_half",))},
+    "ldexp": {_F: ("ldexp({0}, (int)clamp((long)({1}), (long)INT_MIN, (long)INT_MAX))", ())},
     "heaviside": {_F: ("(isnan({0}) ? ({0}) : ({0}) == 0 ? ({1}) : ({T})(({0}) > 0))", ())},
     # comparisons and extrema
-    "maximum": {_F: (_NAN_MAX, ()), "b": ("(({0}) | ({1}))", ()),
+    "maximum": {"c": None, _F: (_NAN_MAX, ()), "b": ("(({0}) | ({1}))", ()),
                 "*": ("(({0}) >= ({1}) ? ({0}) : ({1}))", ())},
-    "minimum": {_F: (_NAN_MIN, ()), "b": ("(({0}) & ({1}))", ()),
+    "minimum": {"c": None, _F: (_NAN_MIN, ()), "b": ("(({0}) & ({1}))", ()),
                 "*": ("(({0}) <= ({1}) ? ({0}) : ({1}))", ())},
-    "fmax": {_F: ("((({0}) >= ({1}) || isnan({1})) ? ({0}) : ({1}))", ()),
+    "fmax": {"c": None, _F: ("((({0}) >= ({1}) || isnan({1})) ? ({0}) : ({1}))", ()),
              "b": ("(({0}) | ({1}))", ()), "*": ("(({0}) >= ({1}) ? ({0}) : ({1}))", ())},
-    "fmin": {_F: ("((({0}) <= ({1}) || isnan({1})) ? ({0}) : ({1}))", ()),
+    "fmin": {"c": None, _F: ("((({0}) <= ({1}) || isnan({1})) ? ({0}) : ({1}))", ()),
              "b": ("(({0}) & ({1}))", ()), "*": ("(({0}) <= ({1}) ? ({0}) : ({1}))", ())},
-    "clip": {_F: (_NAN_MIN.format(_NAN_MAX, "{2}"), ()),
+    "clip": {"c": None, _F: (_NAN_MIN.format(_NAN_MAX, "{2}"), ()),
              "*": ("min(max(({0}), ({1})), ({2}))", ())},
     "greater": {"c": None, "*": ("(({0}) > ({1}))", ())},
     "greater_equal": {"c": None, "*": ("(({0}) >= ({1}))", ())},
@@ -131,15 +135,38 @@ def snippet(name, kind):
     return table.get(kind, table.get("*")) if kind in table or "*" in table else None
 
 
-def expression(name, operands, kind_dtype):
+# Comparisons of a signed with an unsigned integer, exact as numpy 2 makes them:
+# name -> (signed first, unsigned first); {s} is the signed operand, {u} the unsigned one.
+_MIXED_SIGN = {
+    "less": ("({s} < 0 || (ulong)({s}) < {u})", "({s} >= 0 && {u} < (ulong)({s}))"),
+    "less_equal": ("({s} < 0 || (ulong)({s}) <= {u})", "({s} >= 0 && {u} <= (ulong)({s}))"),
+    "greater": ("({s} >= 0 && (ulong)({s}) > {u})", "({s} < 0 || {u} > (ulong)({s}))"),
+    "greater_equal": ("({s} >= 0 && (ulong)({s}) >= {u})", "({s} < 0 || {u} >= (ulong)({s}))"),
+    "equal": ("({s} >= 0 && (ulong)({s}) == {u})",) * 2,
+    "not_equal": ("({s} < 0 || (ulong)({s}) != {u})",) * 2,
+}
+
+
+def expression(name, operands, kind_dtype, loops=None):
     """(expression, helpers) of ufunc `name` over the OpenCL operand expressions, or None.
 
-    kind_dtype: the dtype name whose kind picks the snippet and whose compute type is {T}.
+    kind_dtype: the dtype name whose kind picks the snippet and whose compute type is {T};
+    loops: the operands' loop dtype names, where they differ (mixed-sign comparisons).
     """
     import numpy as np
 
     from ..dtypes import compute_type
 
+    if loops and name in _MIXED_SIGN and len(loops) == 2:
+        kinds = "".join(np.dtype(d).kind for d in loops)
+        if kinds in ("iu", "ui"):
+            a, b = (f"({o})" for o in operands)
+            signed_first = kinds == "iu"
+            template = _MIXED_SIGN[name][0 if signed_first else 1]
+            s, u = (a, b) if signed_first else (b, a)
+            return template.format(s=s, u=u), ()
+    if name == "nextafter" and kind_dtype == "float16":
+        name = "_nextafter_half"
     found = snippet(name, np.dtype(kind_dtype).kind)
     if found is None:
         return None
@@ -150,7 +177,7 @@ def expression(name, operands, kind_dtype):
 
 def operation(name, in_loops, kind_dtype):
     """(statement, helpers) for ufunc `name`: `out0 = <snippet>;` over in0.., or None."""
-    found = expression(name, [f"in{k}" for k in range(len(in_loops))], kind_dtype)
+    found = expression(name, [f"in{k}" for k in range(len(in_loops))], kind_dtype, in_loops)
     if found is None:
         return None
     return f"out0 = {found[0]};", found[1]
