@@ -34,7 +34,10 @@ def main():
     y = ga.ones(16, dtype="float32", context=ctx)
     z = x + y
     ctx.sync()
-    kernel = next(k for key, k in ctx.kernels.items() if key[0] == "elemwise")
+    # A kernel object of our own: setting its arguments leaves gpuarr's kernels alone.
+    ours = next(k for key, k in ctx.kernels.items() if key[0] == "elemwise")
+    kernel = cl.Kernel(ours.program, ours.function_name)
+    kernel.set_scalar_arg_dtypes(next(iter(ctx.plans.values())).arg_types)
     plan = next(iter(ctx.plans.values()))
     q, size, local = ctx.queue, plan.size, (ctx.local_size,)
     argv = [*plan.head, x.data, 0, y.data, 0, z.data, 0]

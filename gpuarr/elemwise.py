@@ -12,6 +12,7 @@ import math
 import re
 
 import numpy as np
+import pyopencl as cl
 
 from . import dtypes
 from .errors import ArgumentError, ArgumentTypeError, ContextMismatch, ShapeError
@@ -90,11 +91,14 @@ def _scalar_dtype(loop_dtype):
 class _Plan:
     """Everything about a launch that depends only on (loop, shapes, strides), not on data."""
 
-    __slots__ = ("head", "kernel", "max_offset", "size", "tails")
+    __slots__ = ("arg_types", "head", "kernel", "max_offset", "set_args", "size", "tails")
 
-    def __init__(self, kernel, head, tails, size, max_offset):
+    def __init__(self, kernel, head, tails, size, max_offset, arg_types, set_args):
         self.kernel, self.head, self.tails = kernel, head, tails
         self.size, self.max_offset = size, max_offset
+        # What the kernel's arguments hold now (shared by the plans of one kernel), so a
+        # launch sets only those that changed: usually just the output buffer.
+        self.arg_types, self.set_args = arg_types, set_args
 
 
 def _make_plan(ctx, loop, shape, arrays, wide=False):
@@ -112,12 +116,12 @@ def _make_plan(ctx, loop, shape, arrays, wide=False):
     kdim = 0 if contiguous else len(dims)
     per_item = ctx.per_item if contiguous else 1
     key = ("elemwise", loop, kdim, per_item, index_t)
+    itype = np.int32 if index_t == "int" else np.int64
+    arg_dtypes = [itype] * (1 + kdim) + [None, itype, *[itype] * kdim] * len(arrays)
+    arg_dtypes += [_scalar_dtype(ldt) for _, ldt, s in loop.ins if s]
+    arg_dtypes += [_scalar_dtype(d) for d, _ in loop.scalar_args]
     kernel = ctx.kernels.get(key)
     if kernel is None:
-        itype = np.int32 if index_t == "int" else np.int64
-        arg_dtypes = [itype] * (1 + kdim) + [None, itype, *[itype] * kdim] * len(arrays)
-        arg_dtypes += [_scalar_dtype(ldt) for _, ldt, s in loop.ins if s]
-        arg_dtypes += [_scalar_dtype(d) for d, _ in loop.scalar_args]
         kernel = get_kernel(
             ctx, key, "elemwise.cl.mako", arg_dtypes, name="elemwise", ins=loop.ins,
             outs=loop.outs, operation=loop.operation, scalar_args=loop.scalar_args,
@@ -127,7 +131,8 @@ def _make_plan(ctx, loop, shape, arrays, wide=False):
     head = (n, *([] if contiguous else dims))
     tails = [() if contiguous else tuple(s) for s in strides]
     groups = -(-n // (local * per_item))
-    return _Plan(kernel, head, tails, (groups * local,), max_offset)
+    set_args = ctx.kernel_args.setdefault(key, [None] * len(arg_dtypes))
+    return _Plan(kernel, head, tails, (groups * local,), max_offset, arg_dtypes, set_args)
 
 
 def run(loop, outputs, inputs, scalars=(), shape=None):
@@ -165,7 +170,18 @@ def run(loop, outputs, inputs, scalars=(), shape=None):
     if len(arrays) != len(inputs) + len(outputs):
         args += [v for v, spec in zip(inputs, loop.ins) if spec[2]]
     args += scalars
-    event = plan.kernel(queue, plan.size, (ctx.local_size,), *args, wait_for=wait_for or None)
+    kernel, held = plan.kernel, plan.set_args
+    for idx, (v, t) in enumerate(zip(args, plan.arg_types)):
+        if t is None:
+            handle = v.int_ptr
+            if held[idx] != handle:
+                kernel.set_arg(idx, v)
+                held[idx] = handle
+        elif held[idx] != v or type(held[idx]) is not type(v):
+            kernel.set_arg(idx, t(v))
+            held[idx] = v
+    event = cl.enqueue_nd_range_kernel(queue, kernel, plan.size, (ctx.local_size,),
+                                       wait_for=wait_for or None)
     for a in outputs:
         st = a.storage
         st.event = event
@@ -184,6 +200,7 @@ def _launch(plan, queue, arrays, inputs, loop, scalars, outputs):
     args += scalars
     local = arrays[0].storage.context.local_size
     event = plan.kernel(queue, plan.size, (local,), *args, wait_for=wait_for or None)
+    plan.set_args[:] = [None] * len(plan.set_args)  # the invoker set every argument
     for a in outputs:
         a.storage.written(event, queue)
     return event

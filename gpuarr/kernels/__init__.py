@@ -56,8 +56,18 @@ def build(context, source, options=()):
     except cl.Error as e:
         raise KernelBuildError(
             f"OpenCL build failed on {context.devname} ({context.device.device_name}):\n"
-            f"{e}\n--- generated source ---\n{numbered(source)}"
+            f"{e}\n--- build log ---\n{_build_log(program, context)}\n"
+            f"--- generated source ---\n{numbered(source)}"
         ) from None
+
+
+def _build_log(program, context):
+    """The driver's build log (pyopencl's message lacks it on some drivers, e.g. NVIDIA)."""
+    try:
+        return program._get_prg().get_build_info(
+            context.device.cl_device, cl.program_build_info.LOG).strip() or "(empty)"
+    except (cl.Error, AttributeError) as e:
+        return f"(unavailable: {e})"
 
 
 def get_kernel(context, key, template, scalar_arg_dtypes, **params):
