@@ -6,7 +6,6 @@
 import argparse
 import time
 
-import numpy as np
 import pyopencl as cl
 
 import gpuarr as ga

@@ -5,11 +5,11 @@ import os
 
 os.environ.setdefault("POCL_DEVICES", "pthread pthread")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import gpuarr as ga  # noqa: E402
-from gpuarr import config, context  # noqa: E402
+import gpuarr as ga
+from gpuarr import config, context
 
 USABLE = [d for d in ga.list_devices() if d.usable]
 # GPUARR_TEST_DEVICE (e.g. cl:nvidia) puts that device first: the `ctx` fixture uses it.
