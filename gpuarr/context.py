@@ -203,6 +203,9 @@ class Context:
         # Contiguous elementwise kernels take this many elements per work-item (GPUs gain
         # memory-level parallelism; PoCL vectorises across work-items instead).
         self.per_item = 4 if info.is_gpu else 1
+        # numpy's float32 division and sqrt are correctly rounded; OpenCL's need asking.
+        exact = d.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
+        self.build_options = ("-cl-fp32-correctly-rounded-divide-sqrt",) if exact else ()
         self._arena = None
         self._pool = None
         self._allocator = cl_tools.ImmediateAllocator(self.queue)

@@ -49,7 +49,7 @@ def build(context, source, options=()):
             # raise below with the whole log.
             warnings.simplefilter("ignore", cl.CompilerWarning)
             return program.build(
-                options=list(options),
+                options=[*context.build_options, *options],
                 devices=[context.device.cl_device],
                 cache_dir=config.flags.compile_cache_dir or None,
             )

@@ -80,15 +80,31 @@ inline ${T} ga_logaddexp2_${T}(${T} a, ${T} b) {
 }
 % elif helper == 'nextafter_half':
 ## float16 stored as half, computed as float: step the half's bits, not the float's.
+## The bits are computed arithmetically (no pointer punning, which drivers treat unevenly).
+inline ushort ga_half_bits_${T}(float a) {
+    uint b = as_uint(a), sign = (b >> 16) & 0x8000u, mag = b & 0x7fffffffu;
+    if (mag == 0) return (ushort)sign;
+    int e = (int)(mag >> 23) - 127 + 15;
+    uint m = (mag & 0x7fffffu) | 0x800000u;
+    if (e >= 31) return (ushort)(sign | 0x7c00u);
+    if (e <= 0) return (ushort)(sign | (m >> (14 - e)));
+    return (ushort)(sign | ((uint)e << 10) | ((m >> 13) & 0x3ffu));
+}
+inline float ga_half_value_${T}(ushort h) {
+    float sign = (h & 0x8000u) ? -1.0f : 1.0f;
+    uint e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 31) return m ? NAN : sign * INFINITY;
+    if (e == 0) return sign * ldexp((float)m, -24);
+    return sign * ldexp((float)(m | 0x400u), (int)e - 25);
+}
 inline float ga_nextafter_half_${T}(float a, float b) {
     if (isnan(a) || isnan(b)) return a + b;
     if (a == b) return a;  // numpy's half nextafter keeps x (C's returns y): -0.0 vs 0.0
-    ushort bits;
-    vstore_half(a, 0, (__private half *)&bits);
+    ushort bits = ga_half_bits_${T}(a);
     if (a == 0) bits = (b > 0) ? (ushort)1 : (ushort)0x8001;
     else if ((a < b) == (a > 0)) bits += 1;
     else bits -= 1;
-    return vload_half(0, (__private half *)&bits);
+    return ga_half_value_${T}(bits);
 }
 % elif helper == 'cmul':
 inline ${T} ga_cmul_${T}(${T} a, ${T} b) {
