@@ -78,10 +78,10 @@ inline ${T} ga_logaddexp2_${T}(${T} a, ${T} b) {
     return d > 0 ? a + log1p(exp2(-d)) * (${T})M_LOG2E
                  : (d <= 0 ? b + log1p(exp2(d)) * (${T})M_LOG2E : d);
 }
-% elif helper == 'nextafter_half':
+% elif helper in ('nextafter_half', 'nextafter_half_keep_x'):
 ## float16 stored as half, computed as float: step the half's bits, not the float's.
 ## The bits are computed arithmetically (no pointer punning, which drivers treat unevenly).
-inline ushort ga_half_bits_${T}(float a) {
+inline ushort ga_half_bits_${helper}_${T}(float a) {
     uint b = as_uint(a), sign = (b >> 16) & 0x8000u, mag = b & 0x7fffffffu;
     if (mag == 0) return (ushort)sign;
     int e = (int)(mag >> 23) - 127 + 15;
@@ -90,7 +90,7 @@ inline ushort ga_half_bits_${T}(float a) {
     if (e <= 0) return (ushort)(sign | (m >> (14 - e)));
     return (ushort)(sign | ((uint)e << 10) | ((m >> 13) & 0x3ffu));
 }
-inline float ga_half_value_${T}(ushort h) {
+inline float ga_half_value_${helper}_${T}(ushort h) {
     float sign = (h & 0x8000u) ? -1.0f : 1.0f;
     uint e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
     if (e == 31) return m ? NAN : sign * INFINITY;
@@ -99,12 +99,12 @@ inline float ga_half_value_${T}(ushort h) {
 }
 inline float ga_nextafter_half_${T}(float a, float b) {
     if (isnan(a) || isnan(b)) return a + b;
-    if (a == b) return a;  // numpy's half nextafter keeps x (C's returns y): -0.0 vs 0.0
-    ushort bits = ga_half_bits_${T}(a);
+    if (a == b) return ${'a' if helper == 'nextafter_half_keep_x' else 'b'};  // -0.0 vs 0.0
+    ushort bits = ga_half_bits_${helper}_${T}(a);
     if (a == 0) bits = (b > 0) ? (ushort)1 : (ushort)0x8001;
     else if ((a < b) == (a > 0)) bits += 1;
     else bits -= 1;
-    return ga_half_value_${T}(bits);
+    return ga_half_value_${helper}_${T}(bits);
 }
 % elif helper == 'cmul':
 inline ${T} ga_cmul_${T}(${T} a, ${T} b) {

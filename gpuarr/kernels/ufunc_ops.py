@@ -7,6 +7,8 @@ first input's loop dtype. `helpers` name functions of ufunc_helpers.cl.mako emit
 A ufunc/kind pair missing from the table is not supported and raises UnsupportedError.
 """
 
+import numpy as np
+
 _F = "f"
 
 
@@ -74,7 +76,10 @@ OPS = {
     "rad2deg": {_F: ("(({0}) * ({T})57.29577951308232)", ())},
     "copysign": {_F: ("copysign({0}, {1})", ())},
     "nextafter": {_F: ("nextafter({0}, {1})", ())},
-    "_nextafter_half": {_F: ("ga_nextafter_half_{T}({0}, {1})", ("nextafter_half",))},
+    # numpy < 2.5 returns x for equal float16 operands (C, and later numpy, return y)
+    "_nextafter_half": {_F: ("ga_nextafter_half_{T}({0}, {1})", (
+        "nextafter_half_keep_x" if np.signbit(np.nextafter(np.float16(-0.0), np.float16(0.0)))
+        else "nextafter_half",))},
     "ldexp": {_F: ("ldexp({0}, (int)clamp((long)({1}), (long)INT_MIN, (long)INT_MAX))", ())},
     "heaviside": {_F: ("(isnan({0}) ? ({0}) : ({0}) == 0 ? ({1}) : ({T})(({0}) > 0))", ())},
     # comparisons and extrema
@@ -153,8 +158,6 @@ def expression(name, operands, kind_dtype, loops=None):
     kind_dtype: the dtype name whose kind picks the snippet and whose compute type is {T};
     loops: the operands' loop dtype names, where they differ (mixed-sign comparisons).
     """
-    import numpy as np
-
     from ..dtypes import compute_type
 
     if loops and name in _MIXED_SIGN and len(loops) == 2:
