@@ -94,6 +94,8 @@ class Ufunc:
         return ins, statement, preamble
 
     def __call__(self, *args, out=None, dtype=None, casting="same_kind", where=True):
+        if self.name == "power":
+            _check_integer_power(args)
         try:
             if out is None and dtype is None and where is True and casting == "same_kind":
                 result = self._fast_call(args)
@@ -236,6 +238,16 @@ _LOOPS = {}
 # Comparisons and their mirror images (a < b is b > a).
 _FLIPPED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
             "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+
+def _check_integer_power(args):
+    """numpy refuses integers to negative integer powers; checkable here for scalar exponents
+    (an array of exponents would need a device reduction: its negative entries give 0)."""
+    base, exponent = args
+    if (isinstance(exponent, int | np.integer) and not isinstance(exponent, bool | np.bool_)
+            and exponent < 0 and getattr(base, "dtype", np.dtype(type(base))).kind in "iu"):
+        raise ArgumentError(f"integers to negative integer powers are not allowed "
+                            f"(exponent {exponent})")
 
 
 def _same_view(a, b):

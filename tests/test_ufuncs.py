@@ -1105,3 +1105,17 @@ def test_scalars_share_one_kernel(ctx):
     # other sizes and offsets, one kernel still
     ga.asarray(np.arange(50, dtype=np.int16), context=ctx)[3:] * 5
     assert len(ctx.kernels) == second
+
+
+def test_integer_to_negative_scalar_power_raises_like_numpy(ctx):
+    host = np.array([2, 3], np.int32)
+    x = ga.asarray(host, context=ctx)
+    with pytest.raises(ValueError):
+        host ** -1
+    with pytest.raises(ValueError):
+        x ** -1
+    with pytest.raises(ValueError):
+        ga.power(x, np.int64(-2))
+    np.testing.assert_array_equal((x ** 2).get(), host ** 2)
+    np.testing.assert_array_equal((ga.asarray(host.astype(np.float32), context=ctx) ** -1).get(),
+                                  host.astype(np.float32) ** -1)
