@@ -206,19 +206,6 @@ def _launch(plan, queue, arrays, inputs, loop, scalars, outputs):
     return event
 
 
-def unary(operation, x, out=None):
-    """out = operation(x) elementwise, computed in x's dtype (float16 in float32).
-
-    `operation` reads in0 and writes out0, e.g. "out0 = exp(in0);". The output is
-    allocated like x when not given.
-    """
-    dt = x.dtype.name
-    if out is None:
-        out = type(x)(x.shape, x.dtype, context=x.context)
-    run(Loop(((dt, dt, False),), ((out.dtype.name, dt),), operation), [out], [x])
-    return out
-
-
 class ElemwiseKernel:
     """A user elementwise kernel in pyopencl's form, on arrays of any strides.
 

@@ -101,7 +101,7 @@ class _Tracer:
         """An operation on scalars only: computed on the host at each call, as numpy
         would (the result stays weak when every operand is a weak Python scalar)."""
         weak = all(isinstance(a.dtype, type) for a in args)
-        np_ufunc = ufunc.np_ufunc if ufunc.name != "where" else np.where
+        np_ufunc = ufunc.np_ufunc or np.where
         hosts = [a.host for a in args]
 
         def host(call_args):

@@ -51,12 +51,12 @@ class Ufunc:
 
     def __init__(self, name, np_ufunc, kind_input=0, nin=None):
         self.__name__ = self.name = name
-        self.np_ufunc = np_ufunc
+        self.np_ufunc = np_ufunc  # None for where(), which numpy has as a plain function
         self.nin = nin or np_ufunc.nin
         self.kind_input = kind_input
         self._resolved = {}
         self._fast = {}
-        self.__doc__ = f"numpy.{np_ufunc.__name__} on GpuArrays (see numpy's documentation)."
+        self.__doc__ = f"numpy.{name} on GpuArrays (see numpy's documentation)."
 
     def __repr__(self):
         return f"<gpuarr ufunc {self.name!r}>"
@@ -313,7 +313,7 @@ _NAMES = [
 
 UFUNCS = {name: Ufunc(name, getattr(np, name)) for name in _NAMES}
 UFUNCS["clip"] = Ufunc("clip", np._core.umath.clip)
-_where3 = _Where("where", np.add, kind_input=1, nin=3)
+_where3 = _Where("where", None, kind_input=1, nin=3)
 
 ALIASES = {"divide": "true_divide", "mod": "remainder", "abs": "absolute", "conj": "conjugate",
            "bitwise_not": "invert", "degrees": "rad2deg", "radians": "deg2rad"}

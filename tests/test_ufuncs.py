@@ -1119,3 +1119,15 @@ def test_integer_to_negative_scalar_power_raises_like_numpy(ctx):
     np.testing.assert_array_equal((x ** 2).get(), host ** 2)
     np.testing.assert_array_equal((ga.asarray(host.astype(np.float32), context=ctx) ** -1).get(),
                                   host.astype(np.float32) ** -1)
+
+
+def test_float64_result_on_device_without_fp64(ctx, monkeypatch):
+    """sqrt(int32) needs a float64 loop (numpy's rule): refused clearly without cl_khr_fp64."""
+    x = ga.asarray(np.arange(4, dtype=np.int32), context=ctx)
+    f = ga.asarray(np.arange(4, dtype=np.float32), context=ctx)
+    monkeypatch.setattr(type(ctx), "fp64", property(lambda self: False))
+    with pytest.raises(ga.errors.UnsupportedError, match="float64"):
+        ga.sqrt(x)
+    with pytest.raises(ga.errors.UnsupportedError, match="float64"):
+        f + np.float64(1)
+    np.testing.assert_array_equal((f + 1.0).get(), np.arange(4, dtype=np.float32) + 1)
