@@ -38,7 +38,7 @@ def main():
     kernel = cl.Kernel(ours.program, ours.function_name)
     kernel.set_scalar_arg_dtypes(next(iter(ctx.plans.values())).arg_types)
     plan = next(iter(ctx.plans.values()))
-    q, size, local = ctx.queue, plan.size, (ctx.local_size,)
+    q, size, local = ctx.queue, plan.launches[-1][2], (ctx.local_size,)
     argv = [*plan.head, x.data, 0, y.data, 0, z.data, 0]
     kernel.set_args(*argv)
     rows = {

@@ -89,16 +89,20 @@ def _scalar_dtype(loop_dtype):
 
 
 class _Plan:
-    """Everything about a launch that depends only on (loop, shapes, strides), not on data."""
+    """Everything about a launch that depends only on (loop, shapes, strides), not on data.
 
-    __slots__ = ("arg_types", "head", "kernel", "max_offset", "set_args", "size", "tails")
+    `launches` holds (kernel, arguments it holds now, global size, global offset): one on
+    GPUs; on CPUs an unguarded kernel over the whole work-groups and a guarded one for the
+    ragged tail, because PoCL vectorises across work-items only without the bounds check.
+    The held arguments are shared by every plan of a kernel, so a launch sets only those
+    that changed: usually just the output buffer.
+    """
 
-    def __init__(self, kernel, head, tails, size, max_offset, arg_types, set_args):
-        self.kernel, self.head, self.tails = kernel, head, tails
-        self.size, self.max_offset = size, max_offset
-        # What the kernel's arguments hold now (shared by the plans of one kernel), so a
-        # launch sets only those that changed: usually just the output buffer.
-        self.arg_types, self.set_args = arg_types, set_args
+    __slots__ = ("arg_types", "head", "launches", "max_offset", "tails")
+
+    def __init__(self, head, tails, max_offset, arg_types, launches):
+        self.head, self.tails, self.max_offset = head, tails, max_offset
+        self.arg_types, self.launches = arg_types, launches
 
 
 def _make_plan(ctx, loop, shape, arrays, wide=False):
@@ -115,24 +119,32 @@ def _make_plan(ctx, loop, shape, arrays, wide=False):
     max_offset = (_INT32_MAX - max(spans, default=0)) if index_t == "int" else 2**62
     kdim = 0 if contiguous else len(dims)
     per_item = ctx.per_item if contiguous else 1
-    key = ("elemwise", loop, kdim, per_item, index_t)
     itype = np.int32 if index_t == "int" else np.int64
     arg_dtypes = [itype] * (1 + kdim) + [None, itype, *[itype] * kdim] * len(arrays)
     arg_dtypes += [_scalar_dtype(ldt) for _, ldt, s in loop.ins if s]
     arg_dtypes += [_scalar_dtype(d) for d, _ in loop.scalar_args]
-    kernel = ctx.kernels.get(key)
-    if kernel is None:
-        kernel = get_kernel(
+
+    def kernel(guarded):
+        key = ("elemwise", loop, kdim, per_item, guarded, index_t)
+        k = ctx.kernels.get(key) or get_kernel(
             ctx, key, "elemwise.cl.mako", arg_dtypes, name="elemwise", ins=loop.ins,
             outs=loop.outs, operation=loop.operation, scalar_args=loop.scalar_args,
-            ndim=kdim, index_t=index_t, preamble=loop.preamble, raw=loop.raw, per_item=per_item,
+            ndim=kdim, index_t=index_t, preamble=loop.preamble, raw=loop.raw,
+            per_item=per_item, guarded=guarded,
         )
+        return k, ctx.kernel_args.setdefault(key, [None] * len(arg_dtypes))
+
     local = ctx.local_size
+    launches = []
+    bulk = n // local * local if per_item == 1 and ctx.device.type == "CPU" else 0
+    if bulk:
+        launches.append((*kernel(False), (bulk,), None))
+    if bulk < n:
+        groups = -(-(n - bulk) // (local * per_item))
+        launches.append((*kernel(True), (groups * local,), (bulk,) if bulk else None))
     head = (n, *([] if contiguous else dims))
     tails = [() if contiguous else tuple(s) for s in strides]
-    groups = -(-n // (local * per_item))
-    set_args = ctx.kernel_args.setdefault(key, [None] * len(arg_dtypes))
-    return _Plan(kernel, head, tails, (groups * local,), max_offset, arg_dtypes, set_args)
+    return _Plan(head, tails, max_offset, arg_dtypes, launches)
 
 
 def run(loop, outputs, inputs, scalars=(), shape=None):
@@ -170,18 +182,19 @@ def run(loop, outputs, inputs, scalars=(), shape=None):
     if len(arrays) != len(inputs) + len(outputs):
         args += [v for v, spec in zip(inputs, loop.ins) if spec[2]]
     args += scalars
-    kernel, held = plan.kernel, plan.set_args
-    for idx, (v, t) in enumerate(zip(args, plan.arg_types)):
-        if t is None:
-            handle = v.int_ptr
-            if held[idx] != handle:
-                kernel.set_arg(idx, v)
-                held[idx] = handle
-        elif held[idx] != v or type(held[idx]) is not type(v):
-            kernel.set_arg(idx, t(v))
-            held[idx] = v
-    event = cl.enqueue_nd_range_kernel(queue, kernel, plan.size, (ctx.local_size,),
-                                       wait_for=wait_for or None)
+    local = (ctx.local_size,)
+    for kernel, held, size, offset in plan.launches:
+        for idx, (v, t) in enumerate(zip(args, plan.arg_types)):
+            if t is None:
+                handle = v.int_ptr
+                if held[idx] != handle:
+                    kernel.set_arg(idx, v)
+                    held[idx] = handle
+            elif held[idx] != v or type(held[idx]) is not type(v):
+                kernel.set_arg(idx, t(v))
+                held[idx] = v
+        event = cl.enqueue_nd_range_kernel(queue, kernel, size, local, offset,
+                                           wait_for=wait_for or None)
     for a in outputs:
         st = a.storage
         st.event = event
@@ -190,7 +203,7 @@ def run(loop, outputs, inputs, scalars=(), shape=None):
 
 
 def _launch(plan, queue, arrays, inputs, loop, scalars, outputs):
-    """The slow path of `run` (64-bit offsets): same launch, nothing cached."""
+    """The slow path of `run` (64-bit offsets): same launches, nothing cached."""
     args = list(plan.head)
     wait_for = []
     for a, tail in zip(arrays, plan.tails):
@@ -198,9 +211,11 @@ def _launch(plan, queue, arrays, inputs, loop, scalars, outputs):
         wait_for += a.storage.wait_list(queue)
     args += [v for v, spec in zip(inputs, loop.ins) if spec[2]]
     args += scalars
-    local = arrays[0].storage.context.local_size
-    event = plan.kernel(queue, plan.size, (local,), *args, wait_for=wait_for or None)
-    plan.set_args[:] = [None] * len(plan.set_args)  # the invoker set every argument
+    local = (arrays[0].storage.context.local_size,)
+    for kernel, held, size, offset in plan.launches:
+        event = kernel(queue, size, local, *args, global_offset=offset,
+                       wait_for=wait_for or None)
+        held[:] = [None] * len(held)  # the invoker set every argument
     for a in outputs:
         a.storage.written(event, queue)
     return event

@@ -84,3 +84,18 @@ def test_several_elements_per_work_item(ctx, monkeypatch, n):
     ga.ElemwiseKernel("float *x, float *y", "y[i] = x[i] + i")(x, y)
     np.testing.assert_array_equal(y.get(), host + np.arange(n, dtype=np.float32))
     assert any(key[3] == 4 for key in ctx.kernels if key[0] == "elemwise")
+
+
+@pytest.mark.parametrize("n", [63, 64, 64 * 3 + 5])
+def test_cpu_bulk_and_tail_launches(ctx, monkeypatch, n):
+    """On CPUs whole work-groups run unguarded (vectorisable) and the tail guarded."""
+    if ctx.device.type != "CPU":
+        pytest.skip("the bulk/tail split is the CPU variant")
+    monkeypatch.setattr(ctx, "local_size", 64)
+    monkeypatch.setattr(ctx, "plans", {})
+    host = np.arange(n, dtype=np.float32)
+    x = ga.asarray(host, context=ctx)
+    np.testing.assert_array_equal((x * 2 + 1).get(), host * 2 + 1)
+    np.testing.assert_array_equal(x[::-2].copy().get(), host[::-2])
+    plan = next(p for key, p in ctx.plans.items() if key[1] == (n,))
+    assert len(plan.launches) == (n >= 64) + (n % 64 != 0)

@@ -13,6 +13,7 @@
 ##   index_t       'int' or 'long', wide enough for every index and offset
 ##   preamble      OpenCL source placed before the kernel (helper functions, pragmas)
 ##   per_item      elements per work-item in the contiguous variant (GPUs: 4, CPUs: 1)
+##   guarded       False for the bulk launch on CPUs, which covers whole work-groups only
 ##   raw           True for user kernels: outputs are bare pointers out<k>_p indexed by
 ##                 out<k>_i in the operation, with no local variable and no store
 ## Defines: __kernel void ${name}(ga_n, [ga_dims], per array operand: ptr, offset, [strides],
@@ -73,9 +74,12 @@ ${element(j, '                ')}\
 % endfor
     }
 % else:
-    // A guarded block rather than an early return: PoCL vectorises it across work-items.
     const ${index_t} i = (${index_t})get_global_id(0);
+% if guarded:
     if (i < ga_n) {
+% else:
+    {  // launched over whole work-groups inside the array: PoCL vectorises this form only
+% endif
 % if ndim == 0:
 ${loads(0, 'i', '    ')}\
 % else:
