@@ -195,6 +195,7 @@ class Context:
         self.kernels = {}  # filled by gpuarr.kernels
         self.plans = {}  # elementwise launch plans, filled by gpuarr.elemwise
         self.kernel_args = {}  # kernel key -> the values its arguments hold now
+        self.launch_lock = threading.Lock()
         d = info.cl_device
         self.max_work_group_size = d.max_work_group_size
         self.base_align = max(d.mem_base_addr_align // 8, 1)

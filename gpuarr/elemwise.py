@@ -183,18 +183,19 @@ def run(loop, outputs, inputs, scalars=(), shape=None):
         args += [v for v, spec in zip(inputs, loop.ins) if spec[2]]
     args += scalars
     local = (ctx.local_size,)
-    for kernel, held, size, offset in plan.launches:
-        for idx, (v, t) in enumerate(zip(args, plan.arg_types)):
-            if t is None:
-                handle = v.int_ptr
-                if held[idx] != handle:
-                    kernel.set_arg(idx, v)
-                    held[idx] = handle
-            elif held[idx] != v or type(held[idx]) is not type(v):
-                kernel.set_arg(idx, t(v))
-                held[idx] = v
-        event = cl.enqueue_nd_range_kernel(queue, kernel, size, local, offset,
-                                           wait_for=wait_for or None)
+    with ctx.launch_lock:  # a kernel's arguments are shared state: set and enqueue as one
+        for kernel, held, size, offset in plan.launches:
+            for idx, (v, t) in enumerate(zip(args, plan.arg_types)):
+                if t is None:
+                    handle = v.int_ptr
+                    if held[idx] != handle:
+                        kernel.set_arg(idx, v)
+                        held[idx] = handle
+                elif held[idx] != v or type(held[idx]) is not type(v):
+                    kernel.set_arg(idx, t(v))
+                    held[idx] = v
+            event = cl.enqueue_nd_range_kernel(queue, kernel, size, local, offset,
+                                               wait_for=wait_for or None)
     for a in outputs:
         st = a.storage
         st.event = event
@@ -211,11 +212,12 @@ def _launch(plan, queue, arrays, inputs, loop, scalars, outputs):
         wait_for += a.storage.wait_list(queue)
     args += [v for v, spec in zip(inputs, loop.ins) if spec[2]]
     args += scalars
-    local = (arrays[0].storage.context.local_size,)
-    for kernel, held, size, offset in plan.launches:
-        event = kernel(queue, size, local, *args, global_offset=offset,
-                       wait_for=wait_for or None)
-        held[:] = [None] * len(held)  # the invoker set every argument
+    ctx = arrays[0].storage.context
+    with ctx.launch_lock:
+        for kernel, held, size, offset in plan.launches:
+            event = kernel(queue, size, (ctx.local_size,), *args, global_offset=offset,
+                           wait_for=wait_for or None)
+            held[:] = [None] * len(held)  # the invoker set every argument
     for a in outputs:
         a.storage.written(event, queue)
     return event

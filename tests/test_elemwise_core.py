@@ -99,3 +99,30 @@ def test_cpu_bulk_and_tail_launches(ctx, monkeypatch, n):
     np.testing.assert_array_equal(x[::-2].copy().get(), host[::-2])
     plan = next(p for key, p in ctx.plans.items() if key[1] == (n,))
     assert len(plan.launches) == (n >= 64) + (n % 64 != 0)
+
+
+def test_launches_from_several_threads(ctx):
+    """Kernel arguments are shared state: concurrent launches must not mix them up."""
+    import threading
+
+    hosts = [np.full(3000, k, dtype=np.float32) for k in range(4)]
+    arrays = [ga.asarray(h, context=ctx) for h in hosts]
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            out = arrays[k]
+            for _ in range(50):
+                out = out + 1
+            results[k] = out.get()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for k in range(4):
+        np.testing.assert_array_equal(results[k], hosts[k] + 50)
