@@ -306,7 +306,7 @@ class GpuArray:
                                     wait_for=self.storage.wait_list(q) or None, is_blocking=True)
             self.storage.written(event, q)
         else:
-            self._assign(_upload(host, self.context))
+            self._assign(to_device(host, self.context))
         return self
 
     def transfer(self, context):
@@ -315,7 +315,7 @@ class GpuArray:
         if target is self.context:
             return self
         if target.cl_context is not self.context.cl_context:
-            return _upload(self.get(), target)
+            return to_device(self.get(), target)
         src = self if self._is_c() else self.copy("C")
         out = GpuArray(self.shape, self.dtype, context=target)
         if self.size:
@@ -415,7 +415,7 @@ class GpuArray:
         elif isinstance(value, GpuArray):
             view._assign(value)
         else:
-            view._assign(_upload(np.asarray(value), self.context))
+            view._assign(to_device(np.asarray(value), self.context))
 
     def reshape(self, *shape, order="C"):
         """A view with a new shape when the strides allow, else a copy; -1 infers one dim."""
@@ -639,7 +639,7 @@ def broadcast_to(a, shape):
 
 # ---------------------------------------------------------------- creation
 
-def _upload(host, context):
+def to_device(host, context):
     out = GpuArray(host.shape, host.dtype, context=context,
                    order="F" if host.flags.f_contiguous and not host.flags.c_contiguous else "C")
     return out.set(host)
@@ -709,7 +709,7 @@ def asarray(obj, dtype=None, order=None, context=None):
         raise ArgumentTypeError("asarray() takes data first; pass the context as context=...")
     dt = dtypes.default_for(obj, dtype)
     host = np.asarray(obj, dtype=dt, order=order if order in ("C", "F") else None)
-    return _upload(host, get_context(context))
+    return to_device(host, get_context(context))
 
 
 def array(obj, dtype=None, copy=True, order="K", ndmin=0, context=None):

@@ -17,11 +17,11 @@ import numbers
 import numpy as np
 
 from . import dtypes, elemwise
-from .array import GpuArray, _upload, check_same_context
+from .array import GpuArray, check_same_context, to_device
 from .context import get_context
 from .errors import ArgumentError, UnsupportedError
 from .kernels import cltypes, render, ufunc_ops
-from .ufuncs import Symbol, _converter, _weak_type, broadcast_shapes, lookup
+from .ufuncs import Symbol, broadcast_shapes, lookup, scalar_converter, weak_type
 
 
 class _Traced(Symbol):
@@ -66,7 +66,7 @@ class _Tracer:
         if not isinstance(v, numbers.Number | np.generic):
             raise ArgumentError(f"fused functions take arrays and scalars, not "
                                 f"{type(v).__name__}")
-        return _Traced(self, _weak_type(v), host=lambda args: v)
+        return _Traced(self, weak_type(v), host=lambda args: v)
 
     def operand(self, v, loop_dtype):
         """OpenCL expression of operand `v` in `loop_dtype`."""
@@ -108,7 +108,7 @@ class _Tracer:
             value = np_ufunc(*(h(call_args) for h in hosts))
             return value.item() if weak else value
         sample = np_ufunc(*(_sample(a.dtype) for a in args))
-        return _Traced(self, _weak_type(sample.item() if weak else sample), host=host)
+        return _Traced(self, weak_type(sample.item() if weak else sample), host=host)
 
 
 def _sample(t):
@@ -116,7 +116,7 @@ def _sample(t):
 
 
 def _scalar_type(v):
-    return _weak_type(v) if isinstance(v, numbers.Number | np.generic) else None
+    return weak_type(v) if isinstance(v, numbers.Number | np.generic) else None
 
 
 class Fused:
@@ -130,7 +130,7 @@ class Fused:
     def __call__(self, *args):
         arrays = [a for a in args if isinstance(a, GpuArray)]
         ctx = check_same_context(*arrays) if arrays else get_context()
-        args = [_upload(a, ctx) if isinstance(a, np.ndarray) and a.ndim else a for a in args]
+        args = [to_device(a, ctx) if isinstance(a, np.ndarray) and a.ndim else a for a in args]
         key = (ctx, tuple(a.dtype if isinstance(a, GpuArray) else _scalar_type(a) for a in args))
         entry = self._cache.get(key)
         if entry is None:
@@ -138,7 +138,7 @@ class Fused:
         loop, array_positions, scalar_sources, out_dtypes, single = entry
         shape = broadcast_shapes(*(args[k].shape for k in array_positions))
         outs = [GpuArray(shape, dt, context=ctx) for dt in out_dtypes]
-        scalars = [_converter(dt)(host(args)) for host, dt in scalar_sources]
+        scalars = [scalar_converter(dt)(host(args)) for host, dt in scalar_sources]
         elemwise.run(loop, outs, [args[k] for k in array_positions], scalars)
         return outs[0] if single else tuple(outs)
 
@@ -150,7 +150,7 @@ class Fused:
                 symbols.append(_Traced(tracer, a.dtype, code=f"in{len(array_positions)}"))
                 array_positions.append(k)
             elif isinstance(a, numbers.Number | np.generic):
-                symbols.append(_Traced(tracer, _weak_type(a),
+                symbols.append(_Traced(tracer, weak_type(a),
                                        host=lambda call_args, k=k: call_args[k]))
             else:
                 raise ArgumentError(f"fused function {self.__name__} takes arrays and scalars, "

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from . import dtypes, elemwise
-from .array import GpuArray, _upload, check_same_context
+from .array import GpuArray, check_same_context, to_device
 from .context import get_context
 from .errors import ArgumentError, ArgumentTypeError, ShapeError, UnsupportedError
 from .kernels import render, ufunc_ops
@@ -23,7 +23,7 @@ def broadcast_shapes(*shapes):
     return elemwise.broadcast_shape(shapes) if shapes else ()
 
 
-def _weak_type(value):
+def weak_type(value):
     """The type numpy's resolution sees for a scalar operand: int, float or complex when it
     is a Python scalar (weak), else its dtype (numpy scalars, even np.float64, are strong)."""
     t = type(value)
@@ -158,7 +158,7 @@ class Ufunc:
             dtypes.check_device(name, ctx)
         storages = tuple(None if isinstance(t, type) else t.name for t in sig)
         loop = self._cached_loop(storages, loops, out_loop, out_loop, False)
-        converters = [None if st is not None else _converter(ldt)
+        converters = [None if st is not None else scalar_converter(ldt)
                       for st, ldt in zip(storages, loops)]
         return loop, np.dtype(out_loop), converters
 
@@ -192,13 +192,13 @@ class Ufunc:
             if isinstance(a, GpuArray):
                 operands.append(a)
             elif isinstance(a, np.ndarray) and a.ndim:
-                operands.append(_upload(a, ctx))
+                operands.append(to_device(a, ctx))
             elif isinstance(a, numbers.Number | np.generic | np.ndarray):
                 operands.append(a)
             else:
                 raise ArgumentError(f"{self.name}: unsupported operand {a!r} "
                                     f"({type(a).__name__}); pass arrays or numbers")
-        in_types = tuple(a.dtype if isinstance(a, GpuArray) else _weak_type(a) for a in operands)
+        in_types = tuple(a.dtype if isinstance(a, GpuArray) else weak_type(a) for a in operands)
         loops, out_loop = self.resolve(in_types, None if out is None else out.dtype,
                                        None if dtype is None else dtypes.normalize(dtype), casting)
         for name in (*loops, out_loop):
@@ -227,7 +227,7 @@ class Ufunc:
                 inputs.append(_scalar_arg(a, ldt))
                 storages.append(None)
         if masked:
-            mask = where if isinstance(where, GpuArray) else _upload(np.asarray(where, bool), ctx)
+            mask = where if isinstance(where, GpuArray) else to_device(np.asarray(where, bool), ctx)
             inputs += [mask if mask.dtype == np.bool_ else mask.astype(bool), out]
         loop = self._cached_loop(tuple(storages), loops, out.dtype.name, out_loop, masked)
         elemwise.run(loop, [out], inputs)
@@ -254,7 +254,7 @@ def _same_view(a, b):
     return a.offset == b.offset and a.strides == b.strides and a.shape == b.shape
 
 
-def _converter(loop_dtype):
+def scalar_converter(loop_dtype):
     """How a Python scalar reaches a kernel argument of `loop_dtype` (numpy's conversion)."""
     dt = np.dtype(loop_dtype)
     if dt.kind in "iu":
@@ -426,7 +426,7 @@ def _real_dtype(dt):
 
 
 def _as_array(x):
-    return x if isinstance(x, GpuArray) else _upload(np.asarray(x), get_context())
+    return x if isinstance(x, GpuArray) else to_device(np.asarray(x), get_context())
 
 
 def round(a, decimals=0, out=None):
