@@ -30,9 +30,11 @@ from .array import (
 from .context import Context, DeviceInfo, contexts, get_context, init, list_devices
 from .elemwise import ElemwiseKernel
 from .fusion import fuse
+from .reduction import FUNCTIONS as _REDUCTIONS
 from .ufuncs import ALIASES, UFUNCS, Ufunc, around, fix, imag, nan_to_num, real, round, where
 
 globals().update(UFUNCS)
+globals().update(_REDUCTIONS)
 globals().update({alias: UFUNCS[name] for alias, name in ALIASES.items()})
 
 __version__ = "0.1.0"
@@ -42,5 +44,6 @@ __all__ = [
     "broadcast_to", "config", "contexts", "empty", "empty_like", "errors", "expand_dims", "full",
     "full_like", "get_context", "init", "list_devices", "ones", "ones_like", "ravel", "reshape",
     "squeeze", "swapaxes", "transpose", "zeros", "zeros_like", "Ufunc", "around", "fix", "imag",
-    "nan_to_num", "real", "round", "where", "ElemwiseKernel", "fuse", *UFUNCS, *ALIASES,
+    "nan_to_num", "real", "round", "where", "ElemwiseKernel", "fuse",
+    *UFUNCS, *ALIASES, *_REDUCTIONS,
 ]
