@@ -139,24 +139,34 @@ def _full(ctx, a, out, n, rdims, rin, spec):
     return out
 
 
+def _largest_divisor(m, limit):
+    """The largest divisor of m not above limit, if it is a usable work-group (>= 32)."""
+    best = next(d for d in range(limit, 0, -1) if m % d == 0)
+    return best if best >= 32 else limit
+
+
 def _group_size(ctx):
     return 1 << (builtins.min(256, ctx.max_work_group_size).bit_length() - 1)
 
 
 def _launch(ctx, spec, group, m, n, chunk, kdims, rdims, a, kin, rin, out, kout, groups):
     local = _group_size(ctx) if group else ctx.local_size
+    if not group and m % local:
+        local = _largest_divisor(m, local) if ctx.device.type == "CPU" else local
+    guarded = not group and m % local != 0
     span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kin + rin, kdims + rdims))
     reach = builtins.max(m, n, abs(a.offset // a.itemsize) + span)
     index_t = "int" if reach <= _INT32_MAX else "long"
     itype = np.int32 if index_t == "int" else np.int64
-    key = ("reduce", tuple(sorted(spec.items())), len(kdims), len(rdims), group, local, index_t)
+    key = ("reduce", tuple(sorted(spec.items())), len(kdims), len(rdims), group, local,
+           guarded, index_t)
     nargs = 3 + len(kdims) + len(rdims) + 2 + len(kdims) + len(rdims) + 2 + len(kdims)
     arg_dtypes = [itype] * nargs
     arg_dtypes[3 + len(kdims) + len(rdims)] = None
     arg_dtypes[3 + 2 * len(kdims) + 2 * len(rdims) + 2] = None
     kernel = get_kernel(ctx, key, "reduction.cl.mako", arg_dtypes, name="reduce",
                         kdim=len(kdims), rdim=len(rdims), group=group, local_size=local,
-                        index_t=index_t, **spec)
+                        guarded=guarded, index_t=index_t, **spec)
     args = [m, n, chunk, *kdims, *rdims, a.storage.buffer, a.offset // a.itemsize, *kin, *rin,
             out.storage.buffer, out.offset // out.itemsize, *kout]
     queue = ctx.queue

@@ -13,6 +13,8 @@
 ##               False: a work-item per output walking the reduced elements (reduced axis
 ##               outer: neighbouring work-items read neighbouring addresses)
 ##   local_size  the work-group size (a power of two) when group is True
+##   guarded     False when the work-items are exactly the outputs (PoCL then vectorises
+##               across them)
 ##   index_t     'int' or 'long'
 ## Arguments: ga_m (outputs), ga_n (reduced elements per output), ga_chunk (reduced elements
 ## per work-group: ga_n, or a slice of it for the first stage of a full reduction),
@@ -51,11 +53,15 @@ __kernel void ${name}(
     const ${index_t} lid = (${index_t})get_local_id(0);
 % else:
     const ${index_t} o = (${index_t})get_global_id(0);
+% if guarded:
     if (o >= ga_m) return;
+% endif
 % endif
     // Where output o starts in the input and the output.
     ${index_t} in_base = in_off, out_i = out_off;
-% if kdim:
+% if kdim == 1:
+    in_base += o * in_ks0; out_i += o * out_ks0;
+% elif kdim:
     {
         ${index_t} rem = o, c;
 % for d in range(kdim - 1, -1, -1):
