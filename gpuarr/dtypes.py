@@ -88,7 +88,7 @@ def default_for(value, dtype=None):
     """The dtype numpy would give `np.asarray(value)`, with floatX for Python floats.
 
     numpy arrays keep their dtype; Python floats (and lists of them) that numpy would
-    make float64 take floatX, as the issue of defaults in Theano intended.
+    make float64 take floatX, as Theano did.
     """
     if dtype is not None:
         return normalize(dtype)

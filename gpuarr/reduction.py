@@ -17,6 +17,7 @@ from . import dtypes, elemwise
 from .array import GpuArray, _normalize_axis, to_device
 from .errors import ArgumentError, UnsupportedError
 from .kernels import get_kernel
+from .ufuncs import UFUNCS
 
 _INT32_MAX = 2**31 - 1
 
@@ -223,7 +224,7 @@ def _logical(op):
     def fn(a, axis=None, out=None, keepdims=False):
         a = _as_array(a)
         if a.dtype.kind == "c":
-            a = elemwise_not_equal_zero(a)
+            a = _nonzero(a)
         return reduce(a, op, axis, np.bool_, np.bool_, keepdims, out)
     fn.__name__ = op
     fn.__doc__ = f"numpy.{op} over `axis`."
@@ -234,15 +235,15 @@ any = _logical("any")
 all = _logical("all")
 
 
-def elemwise_not_equal_zero(a):
-    from .ufuncs import UFUNCS
+def _nonzero(a):
+    """a != 0 (complex values reduce through it)."""
     return UFUNCS["not_equal"](a, 0)
 
 
 def count_nonzero(a, axis=None, keepdims=False):
     a = _as_array(a)
     if a.dtype.kind == "c":
-        a = elemwise_not_equal_zero(a)
+        a = _nonzero(a)
     return reduce(a, "count", axis, np.int64, np.int64, keepdims)
 
 
@@ -254,7 +255,6 @@ def _mean_dtypes(a, dtype):
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean (ints in float64, float16 accumulated in float32), as numpy."""
-    from .ufuncs import UFUNCS
     a = _as_array(a)
     acc, res = _mean_dtypes(a, dtype)
     total = reduce(a, "sum", axis, acc, acc, keepdims)
@@ -271,7 +271,6 @@ def _finish(result, dtype, out):
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """Variance: mean of squared deviations over (n - ddof), two passes as numpy."""
-    from .ufuncs import UFUNCS
     a = _as_array(a)
     acc, res = _mean_dtypes(a, dtype)
     if acc.kind == "c":
@@ -286,14 +285,12 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    from .ufuncs import UFUNCS
     a = _as_array(a)
     acc, res = _mean_dtypes(a, dtype)
     return _finish(UFUNCS["sqrt"](var(a, axis, acc, None, ddof, keepdims)), res, out)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
-    from .ufuncs import UFUNCS
     hi, lo = max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims)
     return UFUNCS["subtract"](hi, lo, out=out) if out is not None else UFUNCS["subtract"](hi, lo)
 
@@ -329,7 +326,6 @@ nanmin = _nan_extremum("nanmin", min)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
-    from .ufuncs import UFUNCS
     a = _as_array(a)
     if a.dtype.kind != "f":
         return mean(a, axis, dtype, out, keepdims)
