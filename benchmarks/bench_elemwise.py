@@ -8,13 +8,13 @@ output; the latency rows time many calls and one sync, per call.
 """
 
 import argparse
-import time
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 import pyopencl.clmath as clmath
 import pytest
+from ratios import print_table
 
 import gpuarr as ga
 
@@ -69,16 +69,6 @@ def _many(fn, sync, calls=1000):
     return run
 
 
-def best_time(fn, repeats):
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best / getattr(fn, "calls", 1)
-
-
 @pytest.fixture(scope="module")
 def cases():
     return workloads(ga.get_context(), 1 << LOG2N)
@@ -102,22 +92,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
     ctx = ga.get_context(args.device)
-    n = 1 << args.log2n
     print(f"device {ctx.devname}: {ctx.device.describe()}; n = 2^{args.log2n} float32")
-    rows = []
-    for name, (nbytes, fns) in workloads(ctx, n).items():
-        times = {lib: best_time(fn, args.repeats) for lib, fn in fns.items()}
-        rows.append((name, nbytes, times))
-    copy = rows[0][1] / rows[0][2]["opencl"]
-    print(f"{'operation':26s} {'library':9s} {'time':>11s} {'GB/s':>8s} {'x copy':>7s} "
-          f"{'gpuarr faster by':>17s}")
-    for name, nbytes, times in rows:
-        for lib, t in times.items():
-            shown = f"{t * 1e6:9.1f}us" if nbytes is None else f"{t * 1e3:9.3f}ms"
-            gbs = nbytes / t / 1e9 if nbytes else float("nan")
-            ratio = t / times["gpuarr"] if "gpuarr" in times else float("nan")
-            print(f"{name:26s} {lib:9s} {shown:>11s} {gbs:8.1f} {gbs * 1e9 / copy:7.2f} "
-                  f"{ratio:17.2f}")
+    print_table(workloads(ctx, 1 << args.log2n), args.repeats)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,12 @@
 """
 
 import argparse
-import time
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 import pytest
+from ratios import print_table
 
 import gpuarr as ga
 
@@ -43,16 +43,6 @@ def workloads(ctx, n, side):
     }
 
 
-def best_time(fn, repeats):
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 @pytest.fixture(scope="module")
 def cases():
     return workloads(ga.get_context(), 1 << LOG2N, SIDE)
@@ -78,17 +68,7 @@ def main():
     ctx = ga.get_context(args.device)
     print(f"device {ctx.devname}: {ctx.device.describe()}; n = 2^{args.log2n}, "
           f"matrix {args.side}^2 float32")
-    rows = [(name, nbytes, {lib: best_time(fn, args.repeats) for lib, fn in fns.items()})
-            for name, (nbytes, fns) in workloads(ctx, 1 << args.log2n, args.side).items()]
-    copy = rows[0][1] / rows[0][2]["opencl"]
-    print(f"{'operation':36s} {'library':9s} {'time':>11s} {'GB/s':>8s} {'x copy':>7s} "
-          f"{'gpuarr faster by':>17s}")
-    for name, nbytes, times in rows:
-        for lib, t in times.items():
-            gbs = nbytes / t
-            ratio = t / times["gpuarr"] if "gpuarr" in times else float("nan")
-            print(f"{name:36s} {lib:9s} {t * 1e3:9.3f}ms {gbs / 1e9:8.1f} {gbs / copy:7.2f} "
-                  f"{ratio:17.2f}")
+    print_table(workloads(ctx, 1 << args.log2n, args.side), args.repeats)
 
 
 if __name__ == "__main__":
