@@ -41,6 +41,8 @@ _OPS = {
     "nanmin": ("v", False, {"f": _SKIP_NAN_MIN}, "nan"),
     "count": ("(v != 0)", True, "a + b", "zero"),
     "count_notnan": ("(!isnan(v))", True, "a + b", "zero"),
+    "argmax": ("v", False, "", "lowest"),
+    "argmin": ("v", False, "", "highest"),
 }
 
 
@@ -111,9 +113,14 @@ def reduce(a, op, axis=None, acc_dtype=None, out_dtype=None, keepdims=False, out
     if not rdims:
         rdims, rin = [1], [0]
     ctx = a.context
+    arg = op[3:] if op in ("argmax", "argmin") else None
     spec = dict(in_dtype=a.dtype.name, acc_dtype=acc_dtype.name, out_dtype=out_dtype.name,
                 map_expr=map_expr, map_dtype="bool" if map_bool else a.dtype.name,
-                reduce_expr=reduce_expr, neutral=_neutral(neutral_kind, acc_dtype))
+                reduce_expr=reduce_expr, neutral=_neutral(neutral_kind, acc_dtype), arg=arg)
+    if not kdims and arg:
+        # one work-group: the pairs of a first stage would need a second input (not yet)
+        _launch(ctx, spec, True, 1, n, n, [], rdims, a, [], rin, out_view, [], groups=1)
+        return out
     if not kdims:
         _full(ctx, a, out_view, n, rdims, rin, spec)
         return out
@@ -240,6 +247,29 @@ def _nonzero(a):
     return UFUNCS["not_equal"](a, 0)
 
 
+def _arg_extremum(op):
+    def fn(a, axis=None, out=None, keepdims=False):
+        a = _as_array(a)
+        if a.dtype.kind == "c":
+            raise UnsupportedError(f"{op} of complex arrays is not supported yet")
+        if isinstance(axis, tuple | list):
+            raise ArgumentError(f"{op} takes a single axis or None, not {axis!r}")
+        if a.size == 0:
+            raise ArgumentError(f"attempt to get {op} of an empty sequence")
+        acc = np.float32 if a.dtype == np.float16 else a.dtype
+        result = reduce(a, op, axis, acc, np.int64, keepdims, out)
+        if axis is None and keepdims:
+            return result.reshape((1,) * a.ndim) if out is None else result
+        return result
+    fn.__name__ = op
+    fn.__doc__ = f"numpy.{op}: index of the first {op[3:]}imum along `axis` (flat if None)."
+    return fn
+
+
+argmax = _arg_extremum("argmax")
+argmin = _arg_extremum("argmin")
+
+
 def count_nonzero(a, axis=None, keepdims=False):
     a = _as_array(a)
     if a.dtype.kind == "c":
@@ -337,10 +367,12 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
 
 
 FUNCTIONS = {f.__name__: f for f in (
-    sum, prod, max, min, any, all, count_nonzero, mean, var, std, ptp, nansum, nanprod,
+    sum, prod, max, min, argmax, argmin, any, all, count_nonzero, mean, var, std, ptp, nansum,
+    nanprod,
     nanmax, nanmin, nanmean)}
 FUNCTIONS.update(amax=max, amin=min)
-METHODS = ("sum", "prod", "max", "min", "any", "all", "mean", "var", "std", "ptp")
+METHODS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "mean", "var", "std",
+           "ptp")
 
 
 def _install_methods(cls):

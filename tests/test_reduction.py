@@ -144,3 +144,33 @@ def test_reduction_module_names():
     for name in ("sum", "prod", "amax", "amin", "any", "all", "mean", "var", "std", "ptp",
                  "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "count_nonzero"):
         assert callable(getattr(ga, name)) and name in reduction.FUNCTIONS
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.float16, np.float32])
+@pytest.mark.parametrize(("shape", "axis"), [((1023, 1025), None), ((1023, 1025), 0),
+                                             ((1023, 1025), 1), ((7,), None), ((3, 4, 5), -1),
+                                             ((300, 3), 0), ((), None)])
+def test_argmax_argmin_first_index(ctx, dtype, shape, axis):
+    """Ties (few distinct values) and NaNs: numpy returns the first extremum / first NaN."""
+    host = np.asarray(np.random.default_rng(2).integers(0, 5, shape)).astype(dtype)
+    if np.dtype(dtype).kind == "f" and host.ndim:
+        host.flat[::97] = np.nan
+    x = ga.asarray(host, context=ctx)
+    for lname, take in LAYOUTS.items():
+        hv, xv = take(host), take(x)
+        ax = axis if lname != "F" or axis is None else hv.ndim - 1 - axis % hv.ndim
+        for name in ("argmax", "argmin"):
+            for keepdims in (False, True):
+                expected = getattr(np, name)(hv, axis=ax, keepdims=keepdims)
+                got = getattr(xv, name)(axis=ax, keepdims=keepdims)
+                _check(got, expected, dtype, name)
+
+
+def test_argmax_errors(ctx):
+    x = ga.asarray(np.arange(6.0).reshape(2, 3), context=ctx)
+    with pytest.raises(ValueError):
+        ga.argmax(ga.zeros((0, 3), context=ctx))
+    with pytest.raises(ValueError):
+        ga.argmax(x, axis=(0, 1))
+    with pytest.raises(ga.errors.UnsupportedError):
+        ga.argmax(ga.zeros(3, dtype=np.complex64, context=ctx))

@@ -16,6 +16,8 @@
 ##   guarded     False when the work-items are exactly the outputs (PoCL then vectorises
 ##               across them)
 ##   index_t     'int' or 'long'
+##   arg         None, or 'max'/'min': track the index of the extremum (argmax/argmin) and
+##               store it (int64) instead of the value
 ## Arguments: ga_m (outputs), ga_n (reduced elements per output), ga_chunk (reduced elements
 ## per work-group: ga_n, or a slice of it for the first stage of a full reduction),
 ## [ga_kdims, ga_rdims], in pointer + offset + [kept strides, reduced strides], out pointer +
@@ -25,7 +27,21 @@
 ${t.fp64_pragma([in_dtype, acc_dtype, out_dtype, map_dtype])}
 #pragma OPENCL FP_CONTRACT OFF
 <% A = t.ctype(acc_dtype) %>\
+% if arg:
+## argmax/argmin: (value, index) pairs; index -1 is "nothing yet"; NaN wins (numpy returns
+## the first NaN); among equal values the lower index wins, so the result is the first one.
+inline int ga_better(${A} bv, long bi, ${A} av, long ai) {
+    if (bi < 0) return 0;
+    if (ai < 0) return 1;
+% if acc_dtype.startswith('float'):
+    if (isnan(av)) return isnan(bv) && bi < ai;
+    if (isnan(bv)) return 1;
+% endif
+    return bv ${'>' if arg == 'max' else '<'} av || (bv == av && bi < ai);
+}
+% else:
 inline ${A} ga_reduce(${A} a, ${A} b) { return ${reduce_expr}; }
+% endif
 
 __kernel void ${name}(
     const ${index_t} ga_m, const ${index_t} ga_n, const ${index_t} ga_chunk
@@ -74,6 +90,9 @@ __kernel void ${name}(
     const ${index_t} first = ${'(' + index_t + ')get_group_id(0) * ga_chunk' if group else '0'};
 % endif
     ${A} acc = ${neutral};
+% if arg:
+    long idx = -1;
+% endif
 % if group:
     const ${index_t} begin = ${'first' if not kdim else '0'};
     const ${index_t} end = min(begin + ga_chunk, ga_n);
@@ -91,22 +110,43 @@ __kernel void ${name}(
         at += rem * in_rs0;
 % endif
         const ${t.ctype(in_dtype)} v = ${t.load(in_dtype, 'in_p', 'at')};
+% if arg:
+        const ${A} w = ${t.convert(in_dtype, acc_dtype, 'v')};
+        if (ga_better(w, (long)k, acc, idx)) { acc = w; idx = (long)k; }
+% else:
         acc = ga_reduce(acc, ${t.convert(map_dtype, acc_dtype, map_expr)});
+% endif
     }
 % if group:
     __local ${A} part[${local_size}];
     part[lid] = acc;
+% if arg:
+    __local long pidx[${local_size}];
+    pidx[lid] = idx;
+% endif
     barrier(CLK_LOCAL_MEM_FENCE);
 % for s in [local_size >> j for j in range(1, local_size.bit_length()) ]:
+% if arg:
+    if (lid < ${s} && ga_better(part[lid + ${s}], pidx[lid + ${s}], part[lid], pidx[lid])) {
+        part[lid] = part[lid + ${s}]; pidx[lid] = pidx[lid + ${s}];
+    }
+% else:
     if (lid < ${s}) part[lid] = ga_reduce(part[lid], part[lid + ${s}]);
+% endif
     barrier(CLK_LOCAL_MEM_FENCE);
 % endfor
     if (lid == 0) {
 % if not kdim:
         out_i += (${index_t})get_group_id(0);
 % endif
+% if arg:
+        out_p[out_i] = pidx[0];
+% else:
         ${t.store(out_dtype, 'out_p', 'out_i', 'part[0]', acc_dtype)}
+% endif
     }
+% elif arg:
+    out_p[out_i] = idx;
 % else:
     ${t.store(out_dtype, 'out_p', 'out_i', 'acc', acc_dtype)}
 % endif
