@@ -40,6 +40,9 @@ def workloads(ctx, n, side):
         "sum(axis=1)": (4 * side * side, {"gpuarr": lambda: xm.sum(axis=1).sync(),
                                           "numpy": lambda: m.sum(axis=1)}),
         "max": (4 * n, {"gpuarr": lambda: x.max().sync(), "numpy": lambda: h.max()}),
+        "argmax": (4 * n, {"gpuarr": lambda: x.argmax().sync(), "numpy": lambda: h.argmax()}),
+        "cumsum (bytes read+written)": (8 * n, {"gpuarr": lambda: x.cumsum().sync(),
+                                                "numpy": lambda: np.cumsum(h)}),
     }
 
 
@@ -48,7 +51,8 @@ def cases():
     return workloads(ga.get_context(), 1 << LOG2N, SIDE)
 
 
-@pytest.mark.parametrize("name", ["sum", "sum(axis=0)", "sum(axis=1)", "max"])
+@pytest.mark.parametrize("name", ["sum", "sum(axis=0)", "sum(axis=1)", "max", "argmax",
+                                  "cumsum (bytes read+written)"])
 @pytest.mark.parametrize("lib", ["gpuarr", "numpy", "pyopencl"])
 def test_reduction(benchmark, cases, name, lib):
     fns = cases[name][1]

@@ -16,7 +16,7 @@ import numpy as np
 from . import dtypes, elemwise
 from .array import GpuArray, _normalize_axis, to_device
 from .errors import ArgumentError, UnsupportedError
-from .kernels import get_kernel
+from .kernels import build, get_kernel, render
 from .ufuncs import UFUNCS
 
 _INT32_MAX = 2**31 - 1
@@ -387,3 +387,96 @@ def _install_methods(cls):
 
 
 _install_methods(GpuArray)
+
+
+# ---------------------------------------------------------------- scans
+
+_SCAN_OPS = {"cumsum": ("a + b", "zero"), "cumprod": ("a * b", "one")}
+
+
+def scan(a, op, axis, acc_dtype, out_dtype):
+    """Inclusive scan along one axis (None: of the flattened array), as cumsum/cumprod."""
+    if axis is None:
+        a = a.ravel()
+        axis = 0
+    axis = _normalize_axis(axis, a.ndim) if a.ndim else 0
+    if a.ndim == 0:
+        a = a.reshape(1)
+    acc_dtype, out_dtype = np.dtype(acc_dtype), np.dtype(out_dtype)
+    out = GpuArray(a.shape, out_dtype, context=a.context)
+    n = a.shape[axis]
+    rows_shape = [s for d, s in enumerate(a.shape) if d != axis]
+    rows = math.prod(rows_shape)
+    if n == 0 or rows == 0:
+        return out
+    ctx = a.context
+    kept = [d for d in range(a.ndim) if d != axis]
+    kdims, (kin, kout) = elemwise.collapse(
+        rows_shape, [[a.strides[d] // a.itemsize for d in kept],
+                     [out.strides[d] // out.itemsize for d in kept]])
+    local = _group_size(ctx)
+    chunk = builtins.max(local * 8, -(-n // builtins.max(1, 4096 // builtins.max(rows, 1))))
+    chunk = -(-chunk // local) * local
+    chunks = -(-n // chunk)
+    expr, neutral_kind = _SCAN_OPS[op]
+    span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kin, kdims)) + abs(
+        a.strides[axis] // a.itemsize) * n
+    index_t = "int" if builtins.max(span + abs(a.offset // a.itemsize), rows * chunks, n) \
+        <= _INT32_MAX else "long"
+    itype = np.int32 if index_t == "int" else np.int64
+    params = dict(name="scan", in_dtype=a.dtype.name, acc_dtype=acc_dtype.name,
+                  out_dtype=out_dtype.name, op_expr=expr,
+                  neutral=_neutral(neutral_kind, acc_dtype), kdim=len(kdims),
+                  local_size=local, index_t=index_t)
+    key = ("scan", tuple(sorted(params.items())))
+    head = [rows, n, chunks, chunk, *kdims]
+    in_args = [a.storage.buffer, a.offset // a.itemsize, *kin, a.strides[axis] // a.itemsize]
+    out_args = [out.storage.buffer, 0, *kout, out.strides[axis] // out.itemsize]
+    head_t = [itype] * len(head)
+    row_t = [None, itype, *[itype] * len(kdims), itype]
+    k_totals, k_carry, k_scan = ctx.kernels.get(key) or _build_scan(
+        ctx, key, params, [[*head_t, *row_t, None], [itype, itype, None],
+                           [*head_t, *row_t, *row_t, None]])
+    totals = GpuArray((rows * chunks,), acc_dtype, context=ctx)
+    queue = ctx.queue
+    wait_for = a.storage.wait_list(queue) or None
+    size = (rows * chunks * local,)
+    with ctx.launch_lock:
+        k_totals(queue, size, (local,), *head, *in_args, totals.storage.buffer,
+                 wait_for=wait_for)
+        k_carry(queue, (-(-rows // 64) * 64,), (64,), rows, chunks, totals.storage.buffer)
+        event = k_scan(queue, size, (local,), *head, *in_args, *out_args,
+                       totals.storage.buffer)
+    out.storage.written(event, queue)
+    return out
+
+
+def _build_scan(ctx, key, params, arg_dtypes):
+    """The three kernels of a scan, from one program, cached under `key`."""
+    program = build(ctx, render("scan.cl.mako", **params))
+    kernels = tuple(getattr(program, f"scan_{part}") for part in ("totals", "carry", "scan"))
+    for kernel, types in zip(kernels, arg_dtypes):
+        kernel.set_scalar_arg_dtypes(types)
+    ctx.kernels[key] = kernels
+    return kernels
+
+
+def cumsum(a, axis=None, dtype=None):
+    """Inclusive running sum (numpy's accumulator: small ints in int64; float16 in float32)."""
+    a = _as_array(a)
+    acc, res = _sum_dtypes(a, dtype)
+    return scan(a, "cumsum", axis, acc, res)
+
+
+def cumprod(a, axis=None, dtype=None):
+    a = _as_array(a)
+    acc, res = _sum_dtypes(a, dtype)
+    if acc.kind == "c":
+        raise UnsupportedError("cumprod of complex arrays is not supported yet")
+    return scan(a, "cumprod", axis, acc, res)
+
+
+FUNCTIONS.update(cumsum=cumsum, cumprod=cumprod)
+for _name in ("cumsum", "cumprod"):
+    setattr(GpuArray, _name, lambda self, axis=None, dtype=None, _f=FUNCTIONS[_name]:
+            _f(self, axis, dtype))

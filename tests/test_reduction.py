@@ -174,3 +174,36 @@ def test_argmax_errors(ctx):
         ga.argmax(x, axis=(0, 1))
     with pytest.raises(ga.errors.UnsupportedError):
         ga.argmax(ga.zeros(3, dtype=np.complex64, context=ctx))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int32, np.float16, np.float32,
+                                   np.float64])
+@pytest.mark.parametrize(("shape", "axis"), [((100003,), None), ((1023, 1025), None),
+                                             ((1023, 1025), 0), ((1023, 1025), 1), ((7,), 0),
+                                             ((3, 4, 5), -1), ((300, 3), 0), ((), None),
+                                             ((0, 3), 1)])
+def test_cumsum_cumprod(ctx, dtype, shape, axis):
+    if np.dtype(dtype) == np.float64 and not ctx.fp64:
+        pytest.skip("no fp64")
+    host = np.asarray(np.random.default_rng(3).integers(0, 3, shape)).astype(dtype)
+    if np.dtype(dtype).kind == "f" and host.ndim:
+        host = host * np.asarray(0.5, dtype) + np.asarray(0.75, dtype)  # products stay finite
+    x = ga.asarray(host, context=ctx)
+    for lname, take in LAYOUTS.items():
+        hv, xv = take(host), take(x)
+        ax = axis if lname != "F" or axis is None else hv.ndim - 1 - axis % hv.ndim
+        for name in ("cumsum", "cumprod"):
+            if name == "cumprod" and hv.size > 5000 and np.dtype(dtype).kind == "f":
+                continue  # long float products under/overflow either way
+            expected = getattr(np, name)(hv, axis=ax)
+            if dtype == np.float16:  # numpy accumulates float16 in float16, gpuarr in float32
+                expected = getattr(np, name)(hv.astype(np.float32), axis=ax).astype(np.float16)
+            _check(getattr(xv, name)(axis=ax), expected, dtype, name)
+
+
+def test_scan_is_deterministic_and_multi_chunk(ctx):
+    host = np.random.default_rng(4).random(1 << 18).astype(np.float32)
+    x = ga.asarray(host, context=ctx)
+    a, b = ga.cumsum(x), ga.cumsum(x)
+    assert a.get().tobytes() == b.get().tobytes()
+    np.testing.assert_allclose(a.get(), np.cumsum(host.astype(np.float64)), rtol=1e-5)
