@@ -89,6 +89,8 @@ def reduce(a, op, axis=None, acc_dtype=None, out_dtype=None, keepdims=False, out
     elif out.shape != out_shape:
         raise ArgumentError(f"output parameter for reduction has shape {out.shape}, "
                             f"expected {out_shape}")
+    elif out.dtype != out_dtype:  # numpy casts the result into out
+        return out._assign(reduce(a, op, axis, acc_dtype, out_dtype, keepdims))
     m = math.prod(a.shape[d] for d in kept)
     if m == 0:
         return out

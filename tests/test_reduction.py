@@ -111,6 +111,9 @@ def test_methods_dtype_out_ddof_and_errors(ctx):
     out = ga.zeros(7, dtype=np.int64, context=ctx)
     assert x.sum(axis=0, out=out) is out
     _check(out, host.sum(axis=0), np.int16, "sum")
+    out32 = ga.zeros(7, dtype=np.float32, context=ctx)  # another dtype: cast as numpy does
+    assert x.sum(axis=0, out=out32) is out32
+    _check(out32, host.sum(axis=0, out=np.zeros(7, np.float32)), np.int16, "sum")
     with pytest.raises(ValueError):
         ga.max(ga.zeros((0, 3), context=ctx), axis=0)
     with pytest.raises(ga.errors.AxisError):
