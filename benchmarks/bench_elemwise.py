@@ -14,7 +14,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 import pyopencl.clmath as clmath
 import pytest
-from ratios import print_table
+from ratios import print_table, run_case
 
 import gpuarr as ga
 
@@ -78,11 +78,7 @@ def cases():
                                   "a*b + exp(a) - b unfused", "small a + b latency"])
 @pytest.mark.parametrize("lib", ["gpuarr", "pyopencl", "numpy"])
 def test_elemwise(benchmark, cases, name, lib):
-    fns = cases[name][1]
-    if lib not in fns:
-        pytest.skip(f"{lib} has no {name}")
-    benchmark.group = name
-    benchmark(fns[lib])
+    run_case(benchmark, cases, name, lib)
 
 
 def main():

@@ -10,7 +10,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 import pytest
-from ratios import print_table
+from ratios import print_table, run_case
 
 import gpuarr as ga
 
@@ -55,11 +55,7 @@ def cases():
                                   "cumsum (bytes read+written)"])
 @pytest.mark.parametrize("lib", ["gpuarr", "numpy", "pyopencl"])
 def test_reduction(benchmark, cases, name, lib):
-    fns = cases[name][1]
-    if lib not in fns:
-        pytest.skip(f"{lib} has no {name}")
-    benchmark.group = name
-    benchmark(fns[lib])
+    run_case(benchmark, cases, name, lib)
 
 
 def main():

@@ -1,6 +1,17 @@
-"""Shared by the script mode of the benchmarks: best-of timing and the ratio table."""
+"""Shared by the benchmarks: the pytest-benchmark case, best-of timing and the ratio table."""
 
 import time
+
+import pytest
+
+
+def run_case(benchmark, cases, name, lib):
+    """Benchmark library `lib` on workload `name` of `cases` ({name: (bytes, {lib: fn})})."""
+    fns = cases[name][1]
+    if lib not in fns:
+        pytest.skip(f"{lib} has no {name}")
+    benchmark.group = name
+    benchmark(fns[lib])
 
 
 def best_time(fn, repeats):

@@ -627,7 +627,7 @@ def broadcast_to(a, shape):
     """A read-only view of `a` with the given shape (numpy's broadcasting rules)."""
     shape = _shape_tuple(shape)
     src = a.shape
-    if len(src) > len(shape) or any(s not in (1, d) for s, d in zip(src[::-1], shape[::-1])):
+    if len(src) > len(shape) or elemwise.broadcast_shape([src, shape]) != shape:
         raise ShapeError(f"cannot broadcast shape {src} to {shape}")
     lead = len(shape) - len(src)
     strides = (0,) * lead + tuple(0 if s == 1 and d != 1 else st
