@@ -236,20 +236,8 @@ class ElemwiseKernel:
     def __init__(self, arguments, operation, name="kernel", preamble="", context=None):
         self.name = name
         self.context = context
-        self.args = []  # (name, dtype, is_array)
-        for item in filter(None, (a.strip() for a in arguments.split(","))):
-            m = _ARG_RE.fullmatch(item)
-            if m is None:
-                raise ArgumentError(f"cannot parse kernel argument {item!r} of {name}: "
-                                    f"expected e.g. 'float *x' or 'int n'")
-            ctype, star, var = m.group("type"), m.group("star"), m.group("name")
-            if _RESERVED_RE.fullmatch(var):
-                raise ArgumentError(f"argument name {var!r} of {name} is reserved (i, ga_*, "
-                                    f"in<k>*, out<k>* name the kernel's own variables)")
-            self.args.append((var, dtypes.from_cl_type(ctype), bool(star)))
+        self.args = parse_arguments(arguments, name)
         arrays = [(v, dt) for v, dt, is_array in self.args if is_array]
-        if not arrays:
-            raise ArgumentError(f"kernel {name} needs at least one array argument")
         for k, (var, _) in enumerate(arrays):
             operation = re.sub(rf"\b{re.escape(var)}\s*\[\s*i\s*\]", f"out{k}_p[out{k}_i]",
                                operation)
@@ -260,27 +248,7 @@ class ElemwiseKernel:
         )
 
     def __call__(self, *values):
-        if len(values) != len(self.args):
-            raise ArgumentError(f"kernel {self.name} takes {len(self.args)} arguments "
-                                f"({', '.join(a[0] for a in self.args)}), got {len(values)}")
-        arrays, scalars = [], []
-        for (var, dt, is_array), v in zip(self.args, values):
-            if is_array:
-                if getattr(v, "dtype", None) != dt or not hasattr(v, "storage"):
-                    raise ArgumentTypeError(f"argument {var} of {self.name} must be a GpuArray "
-                                            f"of dtype {dt}, got {type(v).__name__} of "
-                                            f"{getattr(v, 'dtype', None)}")
-                arrays.append(v)
-            else:
-                scalars.append(_kernel_scalar_value(v, dt))
-        ctx = arrays[0].context
-        for a in arrays[1:]:
-            if a.context is not ctx:
-                raise ContextMismatch(f"kernel {self.name}: arrays on {ctx.devname} and "
-                                      f"{a.context.devname}")
-        if self.context is not None and self.context is not ctx:
-            raise ContextMismatch(f"kernel {self.name} was made for {self.context.devname}, "
-                                  f"called on arrays of {ctx.devname}")
+        arrays, scalars, _ = bind_arguments(self.name, self.args, values, self.context)
         shape = broadcast_shape([a.shape for a in arrays])
         return run(self.loop, arrays, [], scalars, shape=shape)
 
@@ -289,6 +257,50 @@ _ARG_RE = re.compile(r"(?:const\s+)?(?:__global\s+|global\s+)?(?P<type>[A-Za-z_]
                      r"(?:\s*(?P<star>\*)\s*|\s+)(?P<name>[A-Za-z_]\w*)")
 # Names the generated kernel uses itself.
 _RESERVED_RE = re.compile(r"i|ga_\w*|(?:in|out)\d+\w*")
+
+
+def parse_arguments(arguments, name):
+    """A user kernel's argument list ('float *x, int n') as [(name, dtype, is_array)]."""
+    args = []
+    for item in filter(None, (a.strip() for a in arguments.split(","))):
+        m = _ARG_RE.fullmatch(item)
+        if m is None:
+            raise ArgumentError(f"cannot parse kernel argument {item!r} of {name}: "
+                                f"expected e.g. 'float *x' or 'int n'")
+        ctype, star, var = m.group("type"), m.group("star"), m.group("name")
+        if _RESERVED_RE.fullmatch(var):
+            raise ArgumentError(f"argument name {var!r} of {name} is reserved (i, ga_*, "
+                                f"in<k>*, out<k>* name the kernel's own variables)")
+        args.append((var, dtypes.from_cl_type(ctype), bool(star)))
+    if not any(is_array for _, _, is_array in args):
+        raise ArgumentError(f"kernel {name} needs at least one array argument")
+    return args
+
+
+def bind_arguments(name, args, values, context=None):
+    """Check a user kernel's call: (arrays, scalar values, context) or a clear error."""
+    if len(values) != len(args):
+        raise ArgumentError(f"kernel {name} takes {len(args)} arguments "
+                            f"({', '.join(a[0] for a in args)}), got {len(values)}")
+    arrays, scalars = [], []
+    for (var, dt, is_array), v in zip(args, values):
+        if is_array:
+            if getattr(v, "dtype", None) != dt or not hasattr(v, "storage"):
+                raise ArgumentTypeError(f"argument {var} of {name} must be a GpuArray "
+                                        f"of dtype {dt}, got {type(v).__name__} of "
+                                        f"{getattr(v, 'dtype', None)}")
+            arrays.append(v)
+        else:
+            scalars.append(_kernel_scalar_value(v, dt))
+    ctx = arrays[0].context
+    for a in arrays[1:]:
+        if a.context is not ctx:
+            raise ContextMismatch(f"kernel {name}: arrays on {ctx.devname} and "
+                                  f"{a.context.devname}")
+    if context is not None and context is not ctx:
+        raise ContextMismatch(f"kernel {name} was made for {context.devname}, "
+                              f"called on arrays of {ctx.devname}")
+    return arrays, scalars, ctx
 
 
 def _kernel_scalar_value(value, dtype):

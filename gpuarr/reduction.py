@@ -9,20 +9,22 @@ gives the same bits.
 """
 
 import builtins
+import dataclasses
 import math
 
 import numpy as np
 
 from . import dtypes, elemwise
-from .array import GpuArray, _normalize_axis, to_device
+from .array import GpuArray, _normalize_axis, check_same_context, to_device
 from .errors import ArgumentError, UnsupportedError
 from .kernels import build, get_kernel, render
 from .ufuncs import UFUNCS
 
 _INT32_MAX = 2**31 - 1
 
-_NAN_MAX = "((isnan(a) || a >= b) ? a : b)"
-_NAN_MIN = "((isnan(a) || a <= b) ? a : b)"
+# (the NaN test second: PoCL vectorises this order better)
+_NAN_MAX = "((a >= b || isnan(a)) ? a : b)"
+_NAN_MIN = "((a <= b || isnan(a)) ? a : b)"
 _SKIP_NAN_MAX = "(isnan(a) ? b : (isnan(b) || a >= b) ? a : b)"
 _SKIP_NAN_MIN = "(isnan(a) ? b : (isnan(b) || a <= b) ? a : b)"
 
@@ -46,8 +48,23 @@ _OPS = {
 }
 
 
+# complex accumulators: numpy's product, and its lexicographic order with NaN propagating
+_CNAN = "(isnan({0}.s0) || isnan({0}.s1))"
+_COMPLEX_REDUCE = {
+    "prod": "ga_cmul_{T}(a, b)",
+    "max": f"(({_CNAN.format('a')} || (!{_CNAN.format('b')} && (a.s0 > b.s0 || "
+           f"(a.s0 == b.s0 && a.s1 >= b.s1)))) ? a : b)",
+    "min": f"(({_CNAN.format('a')} || (!{_CNAN.format('b')} && (a.s0 < b.s0 || "
+           f"(a.s0 == b.s0 && a.s1 <= b.s1)))) ? a : b)",
+}
+
+
 def _neutral(kind, dt):
     ctype = dtypes.compute_type(dt)
+    if dt.kind == "c":
+        value = {"zero": "0, 0", "one": "1, 0", "lowest": "-INFINITY, -INFINITY",
+                 "highest": "INFINITY, INFINITY", "nan": "NAN, NAN"}[kind]
+        return f"(({ctype})({value}))"
     if kind == "zero":
         return f"(({ctype})0)"
     if kind == "one":
@@ -74,117 +91,192 @@ def _axes(axis, ndim):
     return norm
 
 
-def reduce(a, op, axis=None, acc_dtype=None, out_dtype=None, keepdims=False, out=None):
-    """out[kept] = op over the `axis` elements of a (a GpuArray); dtypes already decided."""
-    ndim = a.ndim
-    axes = _axes(axis, ndim)
-    kept = [d for d in range(ndim) if d not in axes]
-    out_shape = tuple(1 if d in axes else a.shape[d] for d in range(ndim)) if keepdims \
-        else tuple(a.shape[d] for d in kept)
-    n = math.prod(a.shape[d] for d in axes)
-    out_dtype = np.dtype(out_dtype)
-    acc_dtype = np.dtype(acc_dtype)
-    if out is None:
-        out = GpuArray(out_shape, out_dtype, context=a.context)
-    elif out.shape != out_shape:
-        raise ArgumentError(f"output parameter for reduction has shape {out.shape}, "
-                            f"expected {out_shape}")
-    elif out.dtype != out_dtype:  # numpy casts the result into out
-        return out._assign(reduce(a, op, axis, acc_dtype, out_dtype, keepdims))
-    m = math.prod(a.shape[d] for d in kept)
-    if m == 0:
-        return out
+def _spec(op, in_dtype, acc_dtype, out_dtype):
+    """The template parameters of builtin reduction `op` (a first stage)."""
     map_expr, map_bool, reduce_expr, neutral_kind = _OPS[op]
     if isinstance(reduce_expr, dict):
         reduce_expr = reduce_expr.get(acc_dtype.kind, reduce_expr.get("*"))
         if reduce_expr is None:
-            raise UnsupportedError(f"{op} is not supported for dtype {a.dtype}")
-    if n == 0:
+            raise UnsupportedError(f"{op} is not supported for dtype {in_dtype}")
+    preamble = ""
+    if acc_dtype.kind == "c" and op in _COMPLEX_REDUCE:
+        ctype = dtypes.compute_type(acc_dtype)
+        reduce_expr = _COMPLEX_REDUCE[op].format(T=ctype)
+        preamble = render("ufunc_helpers.cl.mako", helpers=(("cmul", ctype),)) \
+            if op == "prod" else ""
+    return dict(in_dtype=in_dtype.name, acc_dtype=acc_dtype.name, out_dtype=out_dtype.name,
+                map_expr=map_expr, map_dtype="bool" if map_bool else in_dtype.name,
+                reduce_expr=reduce_expr, neutral=_neutral(neutral_kind, acc_dtype),
+                arg=op[3:] if op in ("argmax", "argmin") else None, preamble=preamble,
+                user_args=None)
+
+
+def _out_shape(shape, axes, keepdims):
+    if keepdims:
+        return tuple(1 if d in axes else n for d, n in enumerate(shape))
+    return tuple(n for d, n in enumerate(shape) if d not in axes)
+
+
+def _check_out(out, shape, dtype, like):
+    """A new output, or `out` checked; None where out needs a cast (numpy casts into out)."""
+    if out is None:
+        return GpuArray(shape, dtype, context=like.context)
+    if out.shape != shape:
+        raise ArgumentError(f"output parameter for reduction has shape {out.shape}, "
+                            f"expected {shape}")
+    check_same_context(like, out)
+    return out if out.dtype == dtype else None
+
+
+def reduce(a, op, axis=None, acc_dtype=None, out_dtype=None, keepdims=False, out=None):
+    """out[kept] = op over the `axis` elements of a (a GpuArray); dtypes already decided."""
+    axes = _axes(axis, a.ndim)
+    out_shape = _out_shape(a.shape, axes, keepdims)
+    out_dtype, acc_dtype = np.dtype(out_dtype), np.dtype(acc_dtype)
+    result = _check_out(out, out_shape, out_dtype, a)
+    if result is None:
+        return out._assign(reduce(a, op, axis, acc_dtype, out_dtype, keepdims))
+    if result.size == 0:
+        return result
+    spec = _spec(op, a.dtype, acc_dtype, out_dtype)
+    if math.prod(a.shape[d] for d in axes) == 0:
+        neutral_kind = _OPS[op][3]
         if neutral_kind in ("lowest", "highest") or op in ("nanmax", "nanmin"):
             raise ArgumentError(f"zero-size array to reduction operation {op} which has no "
                                 f"identity")
-        identity = {"zero": 0, "one": 1, "nan": np.nan}[neutral_kind]
-        return out.fill(identity)
-    item = a.itemsize
-    out_view = out.reshape(tuple(a.shape[d] for d in kept)) if keepdims else out
+        return result.fill({"zero": 0, "one": 1, "nan": np.nan}[neutral_kind])
+    source = _Source([a.storage.buffer], a.offset // a.itemsize,
+                     [s // a.itemsize for s in a.strides], [a])
+    return _reduce_into(a.context, spec, a.shape, axes, source, result)
+
+
+@dataclasses.dataclass
+class _Source:
+    """What a reduction reads: kernel arguments, element offset and strides, the arrays."""
+    args: list
+    offset: int
+    strides: list
+    arrays: list
+
+
+def _reduce_into(ctx, spec, shape, axes, source, out):
+    """Reduce `source` (of `shape`) over `axes` into `out` (non-empty), in one or two stages."""
+    kept = [d for d in range(len(shape)) if d not in axes]
+    out_view = out.reshape(tuple(shape[d] for d in kept)) if out.ndim != len(kept) else out
     kdims, (kin, kout) = elemwise.collapse(
-        [a.shape[d] for d in kept],
-        [[a.strides[d] // item for d in kept], [s // out.itemsize for s in out_view.strides]])
-    rdims, (rin,) = elemwise.collapse([a.shape[d] for d in axes],
-                                      [[a.strides[d] // item for d in axes]])
+        [shape[d] for d in kept],
+        [[source.strides[d] for d in kept], [s // out.itemsize for s in out_view.strides]])
+    rdims, (rin,) = elemwise.collapse([shape[d] for d in axes], [[source.strides[d] for d in axes]])
     if not rdims:
         rdims, rin = [1], [0]
-    ctx = a.context
-    arg = op[3:] if op in ("argmax", "argmin") else None
-    spec = dict(in_dtype=a.dtype.name, acc_dtype=acc_dtype.name, out_dtype=out_dtype.name,
-                map_expr=map_expr, map_dtype="bool" if map_bool else a.dtype.name,
-                reduce_expr=reduce_expr, neutral=_neutral(neutral_kind, acc_dtype), arg=arg)
-    if not kdims and arg:
-        # one work-group: the pairs of a first stage would need a second input (not yet)
-        _launch(ctx, spec, True, 1, n, n, [], rdims, a, [], rin, out_view, [], groups=1)
+    m, n = math.prod(kdims), math.prod(rdims)
+    inner = not kdims or abs(rin[-1]) < abs(kin[-1])
+    band_ok = len(kdims) == 1 and not spec["arg"]
+    plan = _plan(ctx, m, n, inner, band_ok)
+    if plan.parts == 1 and (plan.mode != "band" or out.dtype.name == spec["acc_dtype"]):
+        _stage(ctx, spec, plan, kdims, rdims, source, kin, rin, out_view, 0, kout)
         return out
-    if not kdims:
-        _full(ctx, a, out_view, n, rdims, rin, spec)
-        return out
-    inner_reduced = abs(rin[-1]) < abs(kin[-1])
-    group = inner_reduced and n >= 32
-    _launch(ctx, spec, group, m, n, n, kdims, rdims, a, kin, rin, out_view, kout, groups=m)
+    # First stage: partial[p, o] (plus the indices for argmax/argmin); second: over p.
+    acc = spec["acc_dtype"]
+    partial = GpuArray((plan.parts, m), acc, context=ctx)
+    pidx = GpuArray((plan.parts, m), np.int64, context=ctx) if spec["arg"] else None
+    contiguous = [math.prod(kdims[d + 1:]) for d in range(len(kdims))]
+    first = dict(spec, out_dtype=acc)
+    _stage(ctx, first, plan, kdims, rdims, source, kin, rin, partial, m, contiguous, pidx)
+    second = dict(spec, in_dtype=acc, map_expr="v", map_dtype=acc, user_args=None)
+    plan2 = _plan(ctx, m, plan.parts, m == 1, False, final=True)
+    partials = _Source([partial.storage.buffer], 0, [], [partial])
+    _stage(ctx, second, plan2, kdims, [plan.parts], partials, contiguous, [m], out_view, 0, kout,
+           arg_in=pidx)
     return out
 
 
-def _full(ctx, a, out, n, rdims, rin, spec):
-    """A single output: work-groups reduce chunks into partials, then one group those."""
-    local = _group_size(ctx)
-    chunks = builtins.min(-(-n // (local * 8)), 4 * local)
-    if chunks <= 1:
-        _launch(ctx, spec, True, 1, n, n, [], rdims, a, [], rin, out, [], groups=1)
-        return out
-    chunk = -(-n // chunks)
-    partial = GpuArray((chunks,), spec["acc_dtype"], context=ctx)
-    first = dict(spec, out_dtype=spec["acc_dtype"])
-    _launch(ctx, first, True, 1, n, chunk, [], rdims, a, [], rin, partial, [], groups=chunks)
-    second = dict(spec, in_dtype=spec["acc_dtype"], map_expr="v", map_dtype=spec["acc_dtype"])
-    _launch(ctx, second, True, 1, chunks, chunks, [], [chunks], partial, [], [1], out, [],
-            groups=1)
-    return out
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """How a stage lays out its work (see kernels/reduction.cl.mako)."""
+    mode: str
+    local: int
+    unroll: int
+    parts: int
+    block: int = 1
+    unit: bool = False
 
 
-def _largest_divisor(m, limit):
-    """The largest divisor of m not above limit, if it is a usable work-group (>= 32)."""
-    best = next(d for d in range(limit, 0, -1) if m % d == 0)
-    return best if best >= 32 else limit
+def _plan(ctx, m, n, inner, band_ok, final=False):
+    """The decomposition of m reductions of n elements, from the layout and the device only
+    (so the same input always gives the same bits). `final`: one part, no band."""
+    cu = ctx.device.compute_units
+
+    def split(target, least):  # parts so that about `target` workers run, each >= least
+        return 1 if final else builtins.max(1, builtins.min(-(-target // m), n // least))
+
+    if ctx.device.is_gpu:
+        if inner and n >= 32:
+            return _Plan("group", _group_size(ctx), 4, split(16 * cu, 4096))
+        return _Plan("item", ctx.local_size, 4, split(2048 * cu, 256))
+    if not inner and band_ok and not final:
+        block = builtins.min(m, 16384)
+        parts = builtins.max(1, builtins.min(-(-4 * cu // -(-m // block)), n // 16))
+        return _Plan("band", 1, 1, parts, block)
+    parts = split(16 * cu, 8192 if inner else 1024)
+    local = 1 << builtins.max(0, builtins.min(6, (m * parts // (8 * cu)).bit_length() - 1))
+    return _Plan("item", local, 16 if inner else 4, parts)
 
 
 def _group_size(ctx):
     return 1 << (builtins.min(256, ctx.max_work_group_size).bit_length() - 1)
 
 
-def _launch(ctx, spec, group, m, n, chunk, kdims, rdims, a, kin, rin, out, kout, groups):
-    local = _group_size(ctx) if group else ctx.local_size
-    if not group and m % local:
-        local = _largest_divisor(m, local) if ctx.device.type == "CPU" else local
-    guarded = not group and m % local != 0
+def _stage(ctx, spec, plan, kdims, rdims, source, kin, rin, out, out_ps, kout, idx_out=None,
+           arg_in=None):
+    """Launch one reduction kernel: part p of output o into out[o + p * out_ps]."""
+    m, n = math.prod(kdims), math.prod(rdims)
+    if plan.mode == "band":
+        plan = dataclasses.replace(plan, unit=kin == [1] and kout == [1])
+    chunk = -(-n // plan.parts)
+    items = m * plan.parts
+    guarded = plan.mode == "item" and items % plan.local != 0
     span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kin + rin, kdims + rdims))
-    reach = builtins.max(m, n, abs(a.offset // a.itemsize) + span)
+    out_span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kout, kdims))
+    out_off = out.offset // out.itemsize
+    reach = builtins.max(items + plan.local, n + chunk, abs(source.offset) + span,
+                         out_off + out_span + out_ps * plan.parts)
     index_t = "int" if reach <= _INT32_MAX else "long"
     itype = np.int32 if index_t == "int" else np.int64
-    key = ("reduce", tuple(sorted(spec.items())), len(kdims), len(rdims), group, local,
-           guarded, index_t)
-    nargs = 3 + len(kdims) + len(rdims) + 2 + len(kdims) + len(rdims) + 2 + len(kdims)
-    arg_dtypes = [itype] * nargs
-    arg_dtypes[3 + len(kdims) + len(rdims)] = None
-    arg_dtypes[3 + 2 * len(kdims) + 2 * len(rdims) + 2] = None
-    kernel = get_kernel(ctx, key, "reduction.cl.mako", arg_dtypes, name="reduce",
-                        kdim=len(kdims), rdim=len(rdims), group=group, local_size=local,
-                        guarded=guarded, index_t=index_t, **spec)
-    args = [m, n, chunk, *kdims, *rdims, a.storage.buffer, a.offset // a.itemsize, *kin, *rin,
-            out.storage.buffer, out.offset // out.itemsize, *kout]
+    arg_out = "pair" if idx_out is not None else "index"
+    key = ("reduce", tuple(sorted(spec.items())), plan, len(kdims), len(rdims), guarded,
+           index_t, arg_out, arg_in is not None)
+    kernel = ctx.kernels.get(key)
+    if kernel is None:
+        user = spec["user_args"]
+        in_types = [None, itype] if user is None else \
+            [None if is_array else np.dtype(dt) for _, dt, is_array in user] + [itype]
+        arg_dtypes = [itype] * (4 + len(kdims) + len(rdims)) + in_types + \
+            [itype] * (len(kdims) + len(rdims)) + [None] * (arg_in is not None) + \
+            [None, itype, itype] + [itype] * len(kdims) + [None] * (idx_out is not None)
+        kernel = get_kernel(ctx, key, "reduction.cl.mako", arg_dtypes, name="reduce",
+                            kdim=len(kdims), rdim=len(rdims), mode=plan.mode,
+                            local_size=plan.local, unroll=plan.unroll, block=plan.block,
+                            unit=plan.unit, guarded=guarded, index_t=index_t, arg_out=arg_out,
+                            arg_in=arg_in is not None, **spec)
+    args = [m, n, chunk, plan.parts, *kdims, *rdims, *source.args, source.offset, *kin, *rin,
+            *([arg_in.storage.buffer] if arg_in is not None else []),
+            out.storage.buffer, out_off, out_ps, *kout,
+            *([idx_out.storage.buffer] if idx_out is not None else [])]
     queue = ctx.queue
-    wait_for = a.storage.wait_list(queue) + out.storage.wait_list(queue)
-    size = groups * local if group else -(-m // local) * local
+    arrays = [*source.arrays, out, *([arg_in] if arg_in is not None else [])]
+    wait_for = [e for a in arrays for e in a.storage.wait_list(queue)]
+    if plan.mode == "band":
+        size, local = (-(-m // plan.block), plan.parts), (1, 1)
+    elif plan.mode == "group":
+        size, local = (items * plan.local,), (plan.local,)
+    else:
+        size, local = (-(-items // plan.local) * plan.local,), (plan.local,)
     with ctx.launch_lock:
-        event = kernel(queue, (size,), (local,), *args, wait_for=wait_for or None)
+        event = kernel(queue, size, local, *args, wait_for=wait_for or None)
     out.storage.written(event, queue)
+    if idx_out is not None:
+        idx_out.storage.written(event, queue)
 
 
 # ---------------------------------------------------------------- numpy-named functions
@@ -208,16 +300,12 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False):
 def prod(a, axis=None, dtype=None, out=None, keepdims=False):
     a = _as_array(a)
     acc, res = _sum_dtypes(a, dtype)
-    if acc.kind == "c":
-        raise UnsupportedError("prod of complex arrays is not supported yet")
     return reduce(a, "prod", axis, acc, res, keepdims, out)
 
 
 def _extremum(op):
     def fn(a, axis=None, out=None, keepdims=False):
         a = _as_array(a)
-        if a.dtype.kind == "c":
-            raise UnsupportedError(f"{op} of complex arrays is not supported yet")
         acc = np.float32 if a.dtype == np.float16 else a.dtype
         return reduce(a, op, axis, acc, a.dtype, keepdims, out)
     fn.__name__ = op
@@ -252,8 +340,6 @@ def _nonzero(a):
 def _arg_extremum(op):
     def fn(a, axis=None, out=None, keepdims=False):
         a = _as_array(a)
-        if a.dtype.kind == "c":
-            raise UnsupportedError(f"{op} of complex arrays is not supported yet")
         if isinstance(axis, tuple | list):
             raise ArgumentError(f"{op} takes a single axis or None, not {axis!r}")
         if a.size == 0:
@@ -396,89 +482,107 @@ _install_methods(GpuArray)
 _SCAN_OPS = {"cumsum": ("a + b", "zero"), "cumprod": ("a * b", "one")}
 
 
-def scan(a, op, axis, acc_dtype, out_dtype):
-    """Inclusive scan along one axis (None: of the flattened array), as cumsum/cumprod."""
+def _scan_spec(op, in_dtype, acc_dtype, out_dtype):
+    expr, neutral_kind = _SCAN_OPS[op]
+    preamble = ""
+    if acc_dtype.kind == "c" and op == "cumprod":
+        ctype = dtypes.compute_type(acc_dtype)
+        expr = _COMPLEX_REDUCE["prod"].format(T=ctype)
+        preamble = render("ufunc_helpers.cl.mako", helpers=(("cmul", ctype),))
+    return dict(in_dtype=in_dtype.name, acc_dtype=acc_dtype.name, out_dtype=out_dtype.name,
+                op_expr=expr, neutral=_neutral(neutral_kind, acc_dtype), preamble=preamble,
+                exclusive=False)
+
+
+def scan(a, spec, axis, out=None):
+    """Scan along one axis (None: of the flattened array) into a new array or `out`."""
     if axis is None:
         a = a.ravel()
         axis = 0
     axis = _normalize_axis(axis, a.ndim) if a.ndim else 0
     if a.ndim == 0:
         a = a.reshape(1)
-    acc_dtype, out_dtype = np.dtype(acc_dtype), np.dtype(out_dtype)
-    out = GpuArray(a.shape, out_dtype, context=a.context)
+    out_dtype = np.dtype(spec["out_dtype"])
+    result = _check_out(out, a.shape, out_dtype, a)
+    if result is None:
+        return out._assign(scan(a, spec, axis))
     n = a.shape[axis]
     rows_shape = [s for d, s in enumerate(a.shape) if d != axis]
-    rows = math.prod(rows_shape)
-    if n == 0 or rows == 0:
-        return out
+    if n == 0 or math.prod(rows_shape) == 0:
+        return result
     ctx = a.context
     kept = [d for d in range(a.ndim) if d != axis]
     kdims, (kin, kout) = elemwise.collapse(
         rows_shape, [[a.strides[d] // a.itemsize for d in kept],
-                     [out.strides[d] // out.itemsize for d in kept]])
-    local = _group_size(ctx)
-    chunk = builtins.max(local * 8, -(-n // builtins.max(1, 4096 // builtins.max(rows, 1))))
-    chunk = -(-chunk // local) * local
-    chunks = -(-n // chunk)
-    expr, neutral_kind = _SCAN_OPS[op]
-    span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kin, kdims)) + abs(
-        a.strides[axis] // a.itemsize) * n
-    index_t = "int" if builtins.max(span + abs(a.offset // a.itemsize), rows * chunks, n) \
-        <= _INT32_MAX else "long"
+                     [result.strides[d] // result.itemsize for d in kept]])
+    rows, step, out_step = math.prod(kdims), a.strides[axis] // a.itemsize, \
+        result.strides[axis] // result.itemsize
+    acc = np.dtype(spec["acc_dtype"])
+    local, unroll, least = (_group_size(ctx), 8 if acc.itemsize <= 8 else 4, 16384) \
+        if ctx.device.is_gpu else (1, 32, 65536)
+    chunks = builtins.max(1, builtins.min(-(-16 * ctx.device.compute_units // rows),
+                                          n // least))
+    chunk = -(-n // chunks)
+    # the chunk totals: a reduction in as many parts as chunks, into totals[c, r]
+    totals = GpuArray((chunks, rows), acc, context=ctx)
+    reduce_spec = dict(in_dtype=spec["in_dtype"], acc_dtype=acc.name, out_dtype=acc.name,
+                       map_expr="v", map_dtype=spec["in_dtype"], reduce_expr=spec["op_expr"],
+                       neutral=spec["neutral"], arg=None, preamble=spec["preamble"],
+                       user_args=None)
+    inner = not kdims or abs(step) < abs(kin[-1])
+    plan = dataclasses.replace(_plan(ctx, rows, n, inner, False, final=True), parts=chunks)
+    source = _Source([a.storage.buffer], a.offset // a.itemsize, [], [a])
+    contiguous = [math.prod(kdims[d + 1:]) for d in range(len(kdims))]
+    _stage(ctx, reduce_spec, plan, kdims, [n], source, kin, [step], totals, rows, contiguous)
+    span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kin + kout, kdims * 2)) + \
+        (abs(step) + abs(out_step)) * n
+    reach = builtins.max(span + abs(a.offset // a.itemsize) + result.offset // result.itemsize,
+                         rows * chunks * local, n + chunk)
+    index_t = "int" if reach <= _INT32_MAX else "long"
     itype = np.int32 if index_t == "int" else np.int64
-    params = dict(name="scan", in_dtype=a.dtype.name, acc_dtype=acc_dtype.name,
-                  out_dtype=out_dtype.name, op_expr=expr,
-                  neutral=_neutral(neutral_kind, acc_dtype), kdim=len(kdims),
-                  local_size=local, index_t=index_t)
+    params = dict(spec, name="scan", kdim=len(kdims), local_size=local, unroll=unroll,
+                  index_t=index_t)
     key = ("scan", tuple(sorted(params.items())))
-    head = [rows, n, chunks, chunk, *kdims]
-    in_args = [a.storage.buffer, a.offset // a.itemsize, *kin, a.strides[axis] // a.itemsize]
-    out_args = [out.storage.buffer, 0, *kout, out.strides[axis] // out.itemsize]
-    head_t = [itype] * len(head)
     row_t = [None, itype, *[itype] * len(kdims), itype]
-    k_totals, k_carry, k_scan = ctx.kernels.get(key) or _build_scan(
-        ctx, key, params, [[*head_t, *row_t, None], [itype, itype, None],
-                           [*head_t, *row_t, *row_t, None]])
-    totals = GpuArray((rows * chunks,), acc_dtype, context=ctx)
+    k_carry, k_scan = ctx.kernels.get(key) or _build_scan(
+        ctx, key, params, [[itype, itype, None], [itype] * (3 + len(kdims)) + row_t * 2 + [None]])
     queue = ctx.queue
-    wait_for = a.storage.wait_list(queue) or None
-    size = (rows * chunks * local,)
+    wait_for = result.storage.wait_list(queue) or None
     with ctx.launch_lock:
-        k_totals(queue, size, (local,), *head, *in_args, totals.storage.buffer,
-                 wait_for=wait_for)
         k_carry(queue, (-(-rows // 64) * 64,), (64,), rows, chunks, totals.storage.buffer)
-        event = k_scan(queue, size, (local,), *head, *in_args, *out_args,
-                       totals.storage.buffer)
-    out.storage.written(event, queue)
-    return out
+        event = k_scan(queue, (rows * chunks * local,), (local,), rows, n, chunk, *kdims,
+                       a.storage.buffer, a.offset // a.itemsize, *kin, step,
+                       result.storage.buffer, result.offset // result.itemsize, *kout, out_step,
+                       totals.storage.buffer, wait_for=wait_for)
+    result.storage.written(event, queue)
+    return result
 
 
 def _build_scan(ctx, key, params, arg_dtypes):
-    """The three kernels of a scan, from one program, cached under `key`."""
+    """The carry and scan kernels of a scan, from one program, cached under `key`."""
     program = build(ctx, render("scan.cl.mako", **params))
-    kernels = tuple(getattr(program, f"scan_{part}") for part in ("totals", "carry", "scan"))
+    kernels = tuple(getattr(program, f"scan_{part}") for part in ("carry", "scan"))
     for kernel, types in zip(kernels, arg_dtypes):
         kernel.set_scalar_arg_dtypes(types)
     ctx.kernels[key] = kernels
     return kernels
 
 
-def cumsum(a, axis=None, dtype=None):
+def cumsum(a, axis=None, dtype=None, out=None):
     """Inclusive running sum (numpy's accumulator: small ints in int64; float16 in float32)."""
     a = _as_array(a)
     acc, res = _sum_dtypes(a, dtype)
-    return scan(a, "cumsum", axis, acc, res)
+    return scan(a, _scan_spec("cumsum", a.dtype, acc, res), axis, out)
 
 
-def cumprod(a, axis=None, dtype=None):
+def cumprod(a, axis=None, dtype=None, out=None):
+    """Inclusive running product, with numpy's accumulator dtypes."""
     a = _as_array(a)
     acc, res = _sum_dtypes(a, dtype)
-    if acc.kind == "c":
-        raise UnsupportedError("cumprod of complex arrays is not supported yet")
-    return scan(a, "cumprod", axis, acc, res)
+    return scan(a, _scan_spec("cumprod", a.dtype, acc, res), axis, out)
 
 
 FUNCTIONS.update(cumsum=cumsum, cumprod=cumprod)
 for _name in ("cumsum", "cumprod"):
-    setattr(GpuArray, _name, lambda self, axis=None, dtype=None, _f=FUNCTIONS[_name]:
-            _f(self, axis, dtype))
+    setattr(GpuArray, _name, lambda self, axis=None, dtype=None, out=None, _f=FUNCTIONS[_name]:
+            _f(self, axis, dtype, out))

@@ -1,123 +1,225 @@
-## One reduction kernel: out[o] = reduce over k of map(in[o, k]), deterministic.
+## One reduction kernel: part p of output o = reduce over its slice of k of map(in[o, k]).
+## Deterministic: the order of combination depends only on the parameters below.
 ## Inputs:
 ##   name        kernel name
 ##   in_dtype    storage dtype of the input; acc_dtype the accumulator's; out_dtype the output's
-##   map_expr    OpenCL expression of the loaded value `v` (in in_dtype's compute type),
-##               of dtype map_dtype, converted to the accumulator
+##   map_expr    OpenCL expression of the loaded value `v` (in in_dtype's compute type), of
+##               dtype map_dtype, converted to the accumulator
+##   user_args   None, or the user's arguments (ReductionKernel) as (name, dtype, is_array):
+##               the arrays then share one layout, and map_expr reads array x at the element
+##               index `i` as ga_load_x(i)
 ##   reduce_expr OpenCL expression combining accumulators `a` and `b`
 ##   neutral     OpenCL expression of the neutral element
+##   preamble    OpenCL text placed before the kernel (user helpers)
 ##   kdim        collapsed kept (output) dimensions, 0 for a single output
 ##   rdim        collapsed reduced dimensions (>= 1)
-##   group       True: a work-group per output, its work-items striding over the reduced
-##               elements, then a tree in local memory (reduced axis inner: coalesced);
-##               False: a work-item per output walking the reduced elements (reduced axis
-##               outer: neighbouring work-items read neighbouring addresses)
-##   local_size  the work-group size (a power of two) when group is True
-##   guarded     False when the work-items are exactly the outputs (PoCL then vectorises
-##               across them)
+##   mode        how the work is laid out; part p of output o is (o, p) with o fastest:
+##               'group' a work-group per (o, p): its local_size work-items stride over the
+##                       slice, `unroll` loads at a time, then a tree in local memory (reduced
+##                       axis inner on a GPU: coalesced);
+##               'item'  a work-item per (o, p) with `unroll` accumulators over consecutive k
+##                       (reduced axis inner on a CPU: the compiler vectorises the unrolled
+##                       body; reduced axis outer on a GPU: neighbouring work-items read
+##                       neighbouring addresses);
+##               'band'  a work-item per (block of `block` outputs, p), kdim == 1, walking k
+##                       and accumulating its block's row in the output (reduced axis outer on
+##                       a CPU: a contiguous row at a time, as numpy does)
+##   local_size  the work-group size
+##   unroll      independent loads (group) or accumulators (item) per step
+##   block       outputs per work-item in band mode
+##   unit        band mode: the kept strides of input and output are 1 (the compiler then
+##               vectorises the row loop)
+##   guarded     item mode: the launch has more work-items than (o, p) pairs
 ##   index_t     'int' or 'long'
-##   arg         None, or 'max'/'min': track the index of the extremum (argmax/argmin) and
-##               store it (int64) instead of the value
-## Arguments: ga_m (outputs), ga_n (reduced elements per output), ga_chunk (reduced elements
-## per work-group: ga_n, or a slice of it for the first stage of a full reduction),
-## [ga_kdims, ga_rdims], in pointer + offset + [kept strides, reduced strides], out pointer +
-## offset + [kept strides].
+##   arg         None, or 'max'/'min': track the index of the extremum (argmax/argmin)
+##   arg_in      the indices come from an input (a second stage) instead of k
+##   arg_out     'index' (store the index, int64) or 'pair' (store value and index: a first
+##               stage)
+## Arguments: ga_m (outputs), ga_n (reduced elements per output), ga_chunk (per part),
+## ga_parts, [ga_kdims], [ga_rdims], the input (in pointer + offset, or the user's
+## arguments), [kept strides], [reduced strides], [index input pointer], out pointer + offset +
+## part stride + [kept strides], [index output pointer].
 ## Defines: __kernel void ${name}(...)
 <%! import gpuarr.kernels.cltypes as t %>\
+<%
+    A = t.ctype(acc_dtype)
+    I = index_t
+    S = 'const ' + index_t
+    pair = arg and arg_out == 'pair'
+    out_t = A if mode == 'band' or pair else t.storage(out_dtype)
+%>\
 ${t.fp64_pragma([in_dtype, acc_dtype, out_dtype, map_dtype])}
 #pragma OPENCL FP_CONTRACT OFF
-<% A = t.ctype(acc_dtype) %>\
+${preamble}
+% if user_args is None:
+inline ${A} ga_element(__global const ${t.storage(in_dtype)} *in_p, const ${I} at) {
+    const ${t.ctype(in_dtype)} v = ${t.load(in_dtype, 'in_p', 'at')};
+    return ${t.convert(map_dtype, acc_dtype, map_expr)};
+}
+#define GA_ELEMENT(at) ga_element(in_p, (at))
+% else:
+% for var, dt, is_array in user_args:
+% if is_array:
+#define ga_load_${var}(i) ${t.load(dt, var, '(i)')}
+% endif
+% endfor
+#define GA_ELEMENT(i) ((${A})(${map_expr}))
+% endif
 % if arg:
-## argmax/argmin: (value, index) pairs; index -1 is "nothing yet"; NaN wins (numpy returns
-## the first NaN); among equal values the lower index wins, so the result is the first one.
+## (value, index) pairs; index -1 is "nothing yet"; NaN wins (numpy returns the first NaN);
+## among equal values the lower index wins, so the result is the first extremum whatever the
+## order of combination.
+<% cmp = '>' if arg == 'max' else '<' %>\
 inline int ga_better(${A} bv, long bi, ${A} av, long ai) {
     if (bi < 0) return 0;
     if (ai < 0) return 1;
+% if acc_dtype.startswith('complex'):
+    const int bn = isnan(bv.s0) || isnan(bv.s1), an = isnan(av.s0) || isnan(av.s1);
+    if (an) return bn && bi < ai;
+    if (bn) return 1;
+    return bv.s0 ${cmp} av.s0 || (bv.s0 == av.s0 && (bv.s1 ${cmp} av.s1 ||
+                                                   (bv.s1 == av.s1 && bi < ai)));
+% else:
 % if acc_dtype.startswith('float'):
     if (isnan(av)) return isnan(bv) && bi < ai;
     if (isnan(bv)) return 1;
 % endif
-    return bv ${'>' if arg == 'max' else '<'} av || (bv == av && bi < ai);
+    return bv ${cmp} av || (bv == av && bi < ai);
+% endif
 }
+#define GA_COMBINE(acc, idx, w, wi) if (ga_better((w), (wi), (acc), (idx))) { acc = (w); idx = (wi); }
 % else:
 inline ${A} ga_reduce(${A} a, ${A} b) { return ${reduce_expr}; }
 % endif
 
+<%def name="address(k)">\
+% if rdim == 1:
+in_base + (${k}) * in_rs0\
+% else:
+ga_reduced_at(in_base, (${k})\
+% for d in range(rdim):
+, ga_rdim${d}, in_rs${d}\
+% endfor
+)\
+% endif
+</%def>\
+% if rdim > 1:
+inline ${I} ga_reduced_at(${I} at, ${I} rem\
+% for d in range(rdim):
+, ${S} dim${d}, ${S} stride${d}\
+% endfor
+) {
+% for d in range(rdim - 1, 0, -1):
+    at += (rem % dim${d}) * stride${d}; rem /= dim${d};
+% endfor
+    return at + rem * stride0;
+}
+% endif
+
 __kernel void ${name}(
-    const ${index_t} ga_m, const ${index_t} ga_n, const ${index_t} ga_chunk
+    ${S} ga_m, ${S} ga_n, ${S} ga_chunk, ${S} ga_parts
 % for d in range(kdim):
-    , const ${index_t} ga_kdim${d}
+    , ${S} ga_kdim${d}
 % endfor
 % for d in range(rdim):
-    , const ${index_t} ga_rdim${d}
+    , ${S} ga_rdim${d}
 % endfor
-    , __global const ${t.storage(in_dtype)} *in_p, const ${index_t} in_off
+% if user_args is None:
+    , __global const ${t.storage(in_dtype)} *${'restrict ' if mode == 'band' else ''}in_p, ${S} in_off
+% else:
+% for var, dt, is_array in user_args:
+    , ${'__global const ' + t.storage(dt) + ' *' if is_array else 'const ' + t.ctype(dt) + ' '}${var}
+% endfor
+    , ${S} in_off
+% endif
 % for d in range(kdim):
-    , const ${index_t} in_ks${d}
+    , ${S} in_ks${d}
 % endfor
 % for d in range(rdim):
-    , const ${index_t} in_rs${d}
+    , ${S} in_rs${d}
 % endfor
-    , __global ${t.storage(out_dtype)} *out_p, const ${index_t} out_off
+% if arg_in:
+    , __global const long *iidx_p
+% endif
+    , __global ${out_t} *${'restrict ' if mode == 'band' and user_args is None else ''}out_p, ${S} out_off, ${S} out_ps
 % for d in range(kdim):
-    , const ${index_t} out_ks${d}
+    , ${S} out_ks${d}
 % endfor
+% if pair:
+    , __global long *oidx_p
+% endif
 )
 {
-% if group:
-    const ${index_t} o = (${index_t})get_group_id(0);
-    const ${index_t} lid = (${index_t})get_local_id(0);
-% else:
-    const ${index_t} o = (${index_t})get_global_id(0);
+% if mode == 'group':
+    const ${I} g = (${I})get_group_id(0), lid = (${I})get_local_id(0);
+% elif mode == 'item':
+    const ${I} g = (${I})get_global_id(0);
 % if guarded:
-    if (o >= ga_m) return;
+    if (g >= ga_m * ga_parts) return;
 % endif
+% else:
+    const ${I} o0 = (${I})get_global_id(0) * ${block}, p = (${I})get_global_id(1);
+    const ${I} o1 = min(o0 + ${block}, ga_m);
 % endif
+% if mode != 'band':
+    const ${I} o = g % ga_m, p = g / ga_m;
+% endif
+    const ${I} begin = p * ga_chunk, end = min(begin + ga_chunk, ga_n);
+% if mode == 'band':
+<%
+    ko = 'o' if unit else 'o * out_ks0'
+    ki = 'o' if unit else 'o * in_ks0'
+%>    __global ${A} *row = out_p + out_off + p * out_ps;
+    for (${I} o = o0; o < o1; ++o) row[${ko}] = ${neutral};
+    for (${I} k = begin; k < end; ++k) {
+        const ${I} in_base = in_off;
+        const ${I} at = ${address('k')};
+        for (${I} o = o0; o < o1; ++o) row[${ko}] = ga_reduce(row[${ko}], GA_ELEMENT((at + ${ki})));
+    }
+% else:
     // Where output o starts in the input and the output.
-    ${index_t} in_base = in_off, out_i = out_off;
+    ${I} in_base = in_off, out_i = out_off + p * out_ps;
 % if kdim == 1:
     in_base += o * in_ks0; out_i += o * out_ks0;
 % elif kdim:
     {
-        ${index_t} rem = o, c;
+        ${I} rem = o, c;
 % for d in range(kdim - 1, -1, -1):
         c = rem % ga_kdim${d}; rem /= ga_kdim${d};
         in_base += c * in_ks${d}; out_i += c * out_ks${d};
 % endfor
     }
-% else:
-    // One output: the work-groups split the reduced elements into chunks (first stage).
-    const ${index_t} first = ${'(' + index_t + ')get_group_id(0) * ga_chunk' if group else '0'};
 % endif
+<%def name="take(acc, idx, k)">\
+% if arg:
+        { const ${I} at = ${address(k)};
+          GA_COMBINE(${acc}, ${idx}, GA_ELEMENT(at), ${'iidx_p[at]' if arg_in else '(long)(' + k + ')'}) }
+% else:
+        ${acc} = ga_reduce(${acc}, GA_ELEMENT((${address(k)})));
+% endif
+</%def>\
+% if mode == 'group':
     ${A} acc = ${neutral};
-% if arg:
     long idx = -1;
-% endif
-% if group:
-    const ${index_t} begin = ${'first' if not kdim else '0'};
-    const ${index_t} end = min(begin + ga_chunk, ga_n);
-    for (${index_t} k = begin + lid; k < end; k += ${local_size}) {
-% else:
-    for (${index_t} k = 0; k < ga_n; ++k) {
-% endif
-% if rdim == 1:
-        const ${index_t} at = in_base + k * in_rs0;
-% else:
-        ${index_t} at = in_base, rem = k, c;
-% for d in range(rdim - 1, 0, -1):
-        c = rem % ga_rdim${d}; rem /= ga_rdim${d}; at += c * in_rs${d};
+    ${I} k = begin + lid;
+    for (; k + ${(unroll - 1) * local_size} < end; k += ${unroll * local_size}) {
+## independent loads first, then the combination in a fixed order
+% for j in range(unroll):
+        const ${I} at${j} = ${address('k + ' + str(j * local_size))};
 % endfor
-        at += rem * in_rs0;
-% endif
-        const ${t.ctype(in_dtype)} v = ${t.load(in_dtype, 'in_p', 'at')};
+% for j in range(unroll):
+        const ${A} w${j} = GA_ELEMENT(at${j});
+% endfor
+% for j in range(unroll):
 % if arg:
-        const ${A} w = ${t.convert(in_dtype, acc_dtype, 'v')};
-        if (ga_better(w, (long)k, acc, idx)) { acc = w; idx = (long)k; }
+        GA_COMBINE(acc, idx, w${j}, ${'iidx_p[at' + str(j) + ']' if arg_in else '(long)(k + ' + str(j * local_size) + ')'})
 % else:
-        acc = ga_reduce(acc, ${t.convert(map_dtype, acc_dtype, map_expr)});
+        acc = ga_reduce(acc, w${j});
 % endif
+% endfor
     }
-% if group:
+    for (; k < end; k += ${local_size})
+${take('acc', 'idx', 'k')}\
     __local ${A} part[${local_size}];
     part[lid] = acc;
 % if arg:
@@ -125,7 +227,7 @@ __kernel void ${name}(
     pidx[lid] = idx;
 % endif
     barrier(CLK_LOCAL_MEM_FENCE);
-% for s in [local_size >> j for j in range(1, local_size.bit_length()) ]:
+% for s in [local_size >> j for j in range(1, local_size.bit_length())]:
 % if arg:
     if (lid < ${s} && ga_better(part[lid + ${s}], pidx[lid + ${s}], part[lid], pidx[lid])) {
         part[lid] = part[lid + ${s}]; pidx[lid] = pidx[lid + ${s}];
@@ -135,19 +237,48 @@ __kernel void ${name}(
 % endif
     barrier(CLK_LOCAL_MEM_FENCE);
 % endfor
-    if (lid == 0) {
-% if not kdim:
-        out_i += (${index_t})get_group_id(0);
-% endif
+    if (lid != 0) return;
+    acc = part[0];
 % if arg:
-        out_p[out_i] = pidx[0];
-% else:
-        ${t.store(out_dtype, 'out_p', 'out_i', 'part[0]', acc_dtype)}
+    idx = pidx[0];
 % endif
+% else:
+## item mode: `unroll` accumulators over consecutive k, combined as a balanced tree
+% for j in range(unroll):
+    ${A} acc${j} = ${neutral};
+    long idx${j} = -1;
+% endfor
+    ${I} k = begin;
+    for (; k + ${unroll} <= end; k += ${unroll}) {
+% for j in range(unroll):
+${take('acc' + str(j), 'idx' + str(j), 'k + ' + str(j))}\
+% endfor
     }
+    for (; k < end; ++k)
+${take('acc0', 'idx0', 'k')}\
+<% width = unroll %>\
+% while width > 1:
+<% width //= 2 %>\
+% for j in range(width):
+% if arg:
+    GA_COMBINE(acc${j}, idx${j}, acc${j + width}, idx${j + width})
+% else:
+    acc${j} = ga_reduce(acc${j}, acc${j + width});
+% endif
+% endfor
+% endwhile
+    const ${A} acc = acc0;
+% if arg:
+    const long idx = idx0;
+% endif
+% endif
+% if pair:
+    out_p[out_i] = acc;
+    oidx_p[out_i] = idx;
 % elif arg:
     out_p[out_i] = idx;
 % else:
     ${t.store(out_dtype, 'out_p', 'out_i', 'acc', acc_dtype)}
+% endif
 % endif
 }
