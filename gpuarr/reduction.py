@@ -11,12 +11,13 @@ gives the same bits.
 import builtins
 import dataclasses
 import math
+import re
 
 import numpy as np
 
 from . import dtypes, elemwise
-from .array import GpuArray, _normalize_axis, check_same_context, to_device
-from .errors import ArgumentError, UnsupportedError
+from .array import GpuArray, _normalize_axis, broadcast_to, check_same_context, to_device
+from .errors import ArgumentError, ArgumentTypeError, ContextMismatch, UnsupportedError
 from .kernels import build, get_kernel, render
 from .ufuncs import UFUNCS
 
@@ -200,6 +201,26 @@ class _Plan:
     parts: int
     block: int = 1
     unit: bool = False
+    vec: int = 1
+
+
+# Work decomposition constants, measured (benchmarks/bench_reduction.py): per compute unit,
+# the work-groups (GPU, reduced axis inner) or work-items (GPU outer, CPU) to aim for; the
+# fewest elements per part; loads or accumulators per step.
+TUNING = {
+    "gpu": dict(groups_per_cu=16, group_unroll=4, group_least=4096, items_per_cu=2048,
+                item_unroll=4, item_least=256, scan_unroll=8, scan_chunks_per_cu=16,
+                scan_least=16384),
+    "cpu": dict(items_per_cu=16, inner_unroll=16, inner_least=8192, outer_unroll=4,
+                outer_least=1024, band_block=16384, bands_per_cu=4, scan_unroll=32,
+                scan_chunks_per_cu=16, scan_least=65536),
+}
+
+
+def device_class(ctx):
+    """'gpu' or 'cpu': which TUNING entry and decompositions a context gets (tests patch it
+    to run the GPU decompositions on PoCL)."""
+    return "gpu" if ctx.device.is_gpu else "cpu"
 
 
 def _plan(ctx, m, n, inner, band_ok, final=False):
@@ -207,20 +228,34 @@ def _plan(ctx, m, n, inner, band_ok, final=False):
     (so the same input always gives the same bits). `final`: one part, no band."""
     cu = ctx.device.compute_units
 
-    def split(target, least):  # parts so that about `target` workers run, each >= least
-        return 1 if final else builtins.max(1, builtins.min(-(-target // m), n // least))
+    def split(target, least):  # parts so that at most `target` workers run, each >= least
+        return 1 if final else builtins.max(1, builtins.min(target // m, n // least))
 
-    if ctx.device.is_gpu:
+    if device_class(ctx) == "gpu":
+        t = TUNING["gpu"]
         if inner and n >= 32:
-            return _Plan("group", _group_size(ctx), 4, split(16 * cu, 4096))
-        return _Plan("item", ctx.local_size, 4, split(2048 * cu, 256))
+            return _Plan("group", _group_size(ctx), t["group_unroll"],
+                         split(t["groups_per_cu"] * cu, t["group_least"]))
+        return _Plan("item", ctx.local_size, t["item_unroll"],
+                     split(t["items_per_cu"] * cu, t["item_least"]))
+    t = TUNING["cpu"]
     if not inner and band_ok and not final:
-        block = builtins.min(m, 16384)
-        parts = builtins.max(1, builtins.min(-(-4 * cu // -(-m // block)), n // 16))
+        block = builtins.min(m, t["band_block"])
+        parts = builtins.max(1, builtins.min(-(-t["bands_per_cu"] * cu // -(-m // block)),
+                                             n // 16))
         return _Plan("band", 1, 1, parts, block)
-    parts = split(16 * cu, 8192 if inner else 1024)
+    parts = split(t["items_per_cu"] * cu, t["inner_least"] if inner else t["outer_least"])
     local = 1 << builtins.max(0, builtins.min(6, (m * parts // (8 * cu)).bit_length() - 1))
-    return _Plan("item", local, 16 if inner else 4, parts)
+    return _Plan("item", local, t["inner_unroll"] if inner else t["outer_unroll"], parts)
+
+
+def _scalar_type(dt):
+    """The dtype a scalar kernel argument is passed as (float16 travels as float)."""
+    return np.dtype(np.float32) if dt == "float16" else np.dtype(dt)
+
+
+_VECTOR_BYTES = 16
+_VECTOR_DTYPES = ("float32", "int32", "uint32", "float64", "int64", "uint64")
 
 
 def _group_size(ctx):
@@ -229,17 +264,25 @@ def _group_size(ctx):
 
 def _stage(ctx, spec, plan, kdims, rdims, source, kin, rin, out, out_ps, kout, idx_out=None,
            arg_in=None):
-    """Launch one reduction kernel: part p of output o into out[o + p * out_ps]."""
+    """Launch one reduction kernel: part p of output o into out[o + p * out_ps]; returns the
+    number of reduced elements per part."""
     m, n = math.prod(kdims), math.prod(rdims)
+    chunk = -(-n // plan.parts)
     if plan.mode == "band":
         plan = dataclasses.replace(plan, unit=kin == [1] and kout == [1])
-    chunk = -(-n // plan.parts)
+    elif plan.mode == "group" and rin == [1] and arg_in is None and not spec["user_args"]:
+        vec = _VECTOR_BYTES // np.dtype(spec["in_dtype"]).itemsize
+        if spec["in_dtype"] in _VECTOR_DTYPES and source.offset % vec == 0 and \
+                builtins.all(s % vec == 0 for s in kin):
+            plan = dataclasses.replace(plan, vec=vec)
+            chunk = -(-chunk // vec) * vec
     items = m * plan.parts
     guarded = plan.mode == "item" and items % plan.local != 0
     span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kin + rin, kdims + rdims))
     out_span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kout, kdims))
     out_off = out.offset // out.itemsize
-    reach = builtins.max(items + plan.local, n + chunk, abs(source.offset) + span,
+    reach = builtins.max(items + plan.local, n + chunk + plan.unroll * plan.local * plan.vec,
+                         abs(source.offset) + span,
                          out_off + out_span + out_ps * plan.parts)
     index_t = "int" if reach <= _INT32_MAX else "long"
     itype = np.int32 if index_t == "int" else np.int64
@@ -250,15 +293,16 @@ def _stage(ctx, spec, plan, kdims, rdims, source, kin, rin, out, out_ps, kout, i
     if kernel is None:
         user = spec["user_args"]
         in_types = [None, itype] if user is None else \
-            [None if is_array else np.dtype(dt) for _, dt, is_array in user] + [itype]
+            [t for _, dt, is_array in user for t in ([None, itype] if is_array else
+                                                       [_scalar_type(dt)])] + [itype]
         arg_dtypes = [itype] * (4 + len(kdims) + len(rdims)) + in_types + \
             [itype] * (len(kdims) + len(rdims)) + [None] * (arg_in is not None) + \
             [None, itype, itype] + [itype] * len(kdims) + [None] * (idx_out is not None)
         kernel = get_kernel(ctx, key, "reduction.cl.mako", arg_dtypes, name="reduce",
                             kdim=len(kdims), rdim=len(rdims), mode=plan.mode,
                             local_size=plan.local, unroll=plan.unroll, block=plan.block,
-                            unit=plan.unit, guarded=guarded, index_t=index_t, arg_out=arg_out,
-                            arg_in=arg_in is not None, **spec)
+                            unit=plan.unit, vec=plan.vec, guarded=guarded, index_t=index_t,
+                            arg_out=arg_out, arg_in=arg_in is not None, **spec)
     args = [m, n, chunk, plan.parts, *kdims, *rdims, *source.args, source.offset, *kin, *rin,
             *([arg_in.storage.buffer] if arg_in is not None else []),
             out.storage.buffer, out_off, out_ps, *kout,
@@ -277,6 +321,99 @@ def _stage(ctx, spec, plan, kdims, rdims, source, kin, rin, out, out_ps, kout, i
     out.storage.written(event, queue)
     if idx_out is not None:
         idx_out.storage.written(event, queue)
+    return chunk
+
+
+# ---------------------------------------------------------------- user kernels
+
+class ReductionKernel:
+    """A user reduction in pyopencl's form, over any axes of arrays of any layout.
+
+        dot = ReductionKernel(np.float32, "0", "a + b", "x[i] * y[i]",
+                              "const float *x, const float *y")
+        dot(x, y)                   # a 0-d GpuArray; dot(x, y, axis=1, keepdims=True)
+
+    `map_expr` reads array arguments as name[i] (the element of the broadcast shape of all
+    arrays) and scalar arguments by name; `reduce_expr` combines accumulators `a` and `b`
+    (it must be associative: the order of combination is fixed but not sequential);
+    `neutral` is its identity, an OpenCL expression. The result has dtype `dtype_out`.
+    """
+
+    def __init__(self, dtype_out, neutral, reduce_expr, map_expr, arguments, preamble="",
+                 name="reduce", context=None):
+        self.name, self.context = name, context
+        self.dtype = dtypes.normalize(dtype_out)
+        self.args = elemwise.parse_arguments(arguments, name)
+        for var, _, is_array in self.args:
+            if is_array:
+                map_expr = re.sub(rf"\b{re.escape(var)}\s*\[\s*i\s*\]", f"ga_load_{var}(i)",
+                                  map_expr)
+        self.spec = dict(in_dtype=self.dtype.name, acc_dtype=self.dtype.name,
+                         out_dtype=self.dtype.name, map_expr=map_expr,
+                         map_dtype=self.dtype.name, reduce_expr=reduce_expr, neutral=neutral,
+                         arg=None, preamble=preamble,
+                         user_args=tuple((v, dt.name, is_array) for v, dt, is_array in self.args))
+
+    def __call__(self, *values, axis=None, keepdims=False, out=None):
+        arrays, scalars, ctx = elemwise.bind_arguments(self.name, self.args, values,
+                                                       self.context)
+        dtypes.check_device(self.dtype, ctx)
+        shape = elemwise.broadcast_shape([a.shape for a in arrays])
+        if builtins.any(a.shape != shape or _elements(a.strides, a) != _elements(
+                arrays[0].strides, arrays[0]) for a in arrays):
+            # one layout for all: C-contiguous copies of the broadcast arrays
+            arrays = [broadcast_to(a, shape).copy() for a in arrays]
+        axes = _axes(axis, len(shape))
+        result = _check_out(out, _out_shape(shape, axes, keepdims), self.dtype, arrays[0])
+        if result is None:
+            return out._assign(self(*values, axis=axis, keepdims=keepdims))
+        if result.size == 0:
+            return result
+        it_arrays, it_scalars = iter(arrays), iter(scalars)
+        args = []
+        for _, _, is_array in self.args:
+            if is_array:
+                a = next(it_arrays)
+                args += [a.storage.buffer, a.offset // a.itemsize]
+            else:
+                args.append(next(it_scalars))
+        first = arrays[0]
+        source = _Source(args, 0, _elements(first.strides, first), arrays)
+        return _reduce_into(ctx, self.spec, shape, axes, source, result)
+
+
+def _elements(strides, a):
+    return [s // a.itemsize for s in strides]
+
+
+class ScanKernel:
+    """A user scan along one axis: out[k] = x[0] op x[1] op ... op x[k] (inclusive), or
+    the same up to x[k-1] with out[0] = neutral (exclusive).
+
+        running_max = ScanKernel(np.float32, "fmax(a, b)", "-INFINITY")
+        running_max(x, axis=0)
+
+    `scan_expr` combines accumulators `a` and `b` (associative), `neutral` is its identity;
+    inputs are converted to `dtype`, the accumulator and result dtype. A work-efficient
+    blocked scan: every element is read twice and written once.
+    """
+
+    def __init__(self, dtype, scan_expr, neutral, exclusive=False, preamble="", name="scan",
+                 context=None):
+        self.name, self.context = name, context
+        self.dtype = dtypes.normalize(dtype)
+        self.spec = dict(acc_dtype=self.dtype.name, out_dtype=self.dtype.name, op_expr=scan_expr,
+                         neutral=neutral, preamble=preamble, exclusive=bool(exclusive))
+
+    def __call__(self, x, axis=None, out=None):
+        if not isinstance(x, GpuArray):
+            raise ArgumentTypeError(f"scan {self.name} takes a GpuArray, got "
+                                    f"{type(x).__name__}")
+        if self.context is not None and self.context is not x.context:
+            raise ContextMismatch(f"scan {self.name} was made for {self.context.devname}, "
+                                  f"called on an array of {x.context.devname}")
+        dtypes.check_device(self.dtype, x.context)
+        return scan(x, dict(self.spec, in_dtype=x.dtype.name), axis, out)
 
 
 # ---------------------------------------------------------------- numpy-named functions
@@ -518,11 +655,11 @@ def scan(a, spec, axis, out=None):
     rows, step, out_step = math.prod(kdims), a.strides[axis] // a.itemsize, \
         result.strides[axis] // result.itemsize
     acc = np.dtype(spec["acc_dtype"])
-    local, unroll, least = (_group_size(ctx), 8 if acc.itemsize <= 8 else 4, 16384) \
-        if ctx.device.is_gpu else (1, 32, 65536)
-    chunks = builtins.max(1, builtins.min(-(-16 * ctx.device.compute_units // rows),
-                                          n // least))
-    chunk = -(-n // chunks)
+    t = TUNING[device_class(ctx)]
+    local = _group_size(ctx) if device_class(ctx) == "gpu" else 1
+    unroll = t["scan_unroll"] if acc.itemsize <= 8 else t["scan_unroll"] // 2
+    chunks = builtins.max(1, builtins.min(-(-t["scan_chunks_per_cu"] * ctx.device.compute_units
+                                             // rows), n // t["scan_least"]))
     # the chunk totals: a reduction in as many parts as chunks, into totals[c, r]
     totals = GpuArray((chunks, rows), acc, context=ctx)
     reduce_spec = dict(in_dtype=spec["in_dtype"], acc_dtype=acc.name, out_dtype=acc.name,
@@ -533,7 +670,8 @@ def scan(a, spec, axis, out=None):
     plan = dataclasses.replace(_plan(ctx, rows, n, inner, False, final=True), parts=chunks)
     source = _Source([a.storage.buffer], a.offset // a.itemsize, [], [a])
     contiguous = [math.prod(kdims[d + 1:]) for d in range(len(kdims))]
-    _stage(ctx, reduce_spec, plan, kdims, [n], source, kin, [step], totals, rows, contiguous)
+    chunk = _stage(ctx, reduce_spec, plan, kdims, [n], source, kin, [step], totals, rows,
+                   contiguous)
     span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kin + kout, kdims * 2)) + \
         (abs(step) + abs(out_step)) * n
     reach = builtins.max(span + abs(a.offset // a.itemsize) + result.offset // result.itemsize,

@@ -6,8 +6,9 @@
 ##   map_expr    OpenCL expression of the loaded value `v` (in in_dtype's compute type), of
 ##               dtype map_dtype, converted to the accumulator
 ##   user_args   None, or the user's arguments (ReductionKernel) as (name, dtype, is_array):
-##               the arrays then share one layout, and map_expr reads array x at the element
-##               index `i` as ga_load_x(i)
+##               the arrays then share one layout (each with its own offset argument
+##               ga_off_x), and map_expr reads array x at the element index `i` as
+##               ga_load_x(i)
 ##   reduce_expr OpenCL expression combining accumulators `a` and `b`
 ##   neutral     OpenCL expression of the neutral element
 ##   preamble    OpenCL text placed before the kernel (user helpers)
@@ -26,6 +27,8 @@
 ##                       a CPU: a contiguous row at a time, as numpy does)
 ##   local_size  the work-group size
 ##   unroll      independent loads (group) or accumulators (item) per step
+##   vec         group mode: load `vec` elements at once (1: scalar loads); only where every
+##               slice is contiguous and starts at a multiple of vec elements
 ##   block       outputs per work-item in band mode
 ##   unit        band mode: the kept strides of input and output are 1 (the compiler then
 ##               vectorises the row loop)
@@ -52,15 +55,17 @@ ${t.fp64_pragma([in_dtype, acc_dtype, out_dtype, map_dtype])}
 #pragma OPENCL FP_CONTRACT OFF
 ${preamble}
 % if user_args is None:
-inline ${A} ga_element(__global const ${t.storage(in_dtype)} *in_p, const ${I} at) {
-    const ${t.ctype(in_dtype)} v = ${t.load(in_dtype, 'in_p', 'at')};
+inline ${A} ga_map(const ${t.ctype(in_dtype)} v) {
     return ${t.convert(map_dtype, acc_dtype, map_expr)};
+}
+inline ${A} ga_element(__global const ${t.storage(in_dtype)} *in_p, const ${I} at) {
+    return ga_map(${t.load(in_dtype, 'in_p', 'at')});
 }
 #define GA_ELEMENT(at) ga_element(in_p, (at))
 % else:
 % for var, dt, is_array in user_args:
 % if is_array:
-#define ga_load_${var}(i) ${t.load(dt, var, '(i)')}
+#define ga_load_${var}(i) ${t.load(dt, var, '(i) + ga_off_' + var)}
 % endif
 % endfor
 #define GA_ELEMENT(i) ((${A})(${map_expr}))
@@ -88,6 +93,23 @@ inline int ga_better(${A} bv, long bi, ${A} av, long ai) {
 % endif
 }
 #define GA_COMBINE(acc, idx, w, wi) if (ga_better((w), (wi), (acc), (idx))) { acc = (w); idx = (wi); }
+## A work-item's own elements come in increasing k: a later one wins only if strictly better,
+## a test the compiler can turn into selects (vectorised on CPUs).
+inline int ga_later_better(${A} w, ${A} acc, long idx) {
+% if acc_dtype.startswith('complex'):
+    const int wn = isnan(w.s0) || isnan(w.s1), an = isnan(acc.s0) || isnan(acc.s1);
+    return idx < 0 || (!an && (wn || w.s0 ${cmp} acc.s0 || (w.s0 == acc.s0 && w.s1 ${cmp} acc.s1)));
+% elif acc_dtype.startswith('float'):
+    return idx < 0 || (!isnan(acc) && (isnan(w) || w ${cmp} acc));
+% else:
+    return idx < 0 || w ${cmp} acc;
+% endif
+}
+% if arg_in:
+#define GA_COMBINE_SEQ GA_COMBINE
+% else:
+#define GA_COMBINE_SEQ(acc, idx, w, wi) { const int t_ = ga_later_better((w), (acc), (idx)); acc = t_ ? (w) : (acc); idx = t_ ? (long)(wi) : (idx); }
+% endif
 % else:
 inline ${A} ga_reduce(${A} a, ${A} b) { return ${reduce_expr}; }
 % endif
@@ -128,7 +150,11 @@ __kernel void ${name}(
     , __global const ${t.storage(in_dtype)} *${'restrict ' if mode == 'band' else ''}in_p, ${S} in_off
 % else:
 % for var, dt, is_array in user_args:
-    , ${'__global const ' + t.storage(dt) + ' *' if is_array else 'const ' + t.ctype(dt) + ' '}${var}
+% if is_array:
+    , __global const ${t.storage(dt)} *${var}, ${S} ga_off_${var}
+% else:
+    , const ${t.ctype(dt)} ${var}
+% endif
 % endfor
     , ${S} in_off
 % endif
@@ -193,7 +219,7 @@ __kernel void ${name}(
 <%def name="take(acc, idx, k)">\
 % if arg:
         { const ${I} at = ${address(k)};
-          GA_COMBINE(${acc}, ${idx}, GA_ELEMENT(at), ${'iidx_p[at]' if arg_in else '(long)(' + k + ')'}) }
+          GA_COMBINE_SEQ(${acc}, ${idx}, GA_ELEMENT(at), ${'iidx_p[at]' if arg_in else '(long)(' + k + ')'}) }
 % else:
         ${acc} = ga_reduce(${acc}, GA_ELEMENT((${address(k)})));
 % endif
@@ -202,6 +228,39 @@ __kernel void ${name}(
     ${A} acc = ${neutral};
     long idx = -1;
     ${I} k = begin + lid;
+% if vec > 1:
+<% V = t.storage(in_dtype) + str(vec) %>    {
+        // the slice is contiguous and aligned to ${vec} elements: vector loads, then the tail
+        __global const ${V} *vp = (__global const ${V} *)(in_p + in_base + begin);
+        const ${I} nv = (end - begin) / ${vec};
+        ${I} kv = lid;
+        for (; kv + ${(unroll - 1) * local_size} < nv; kv += ${unroll * local_size}) {
+% for j in range(unroll):
+            const ${V} q${j} = vp[kv + ${j * local_size}];
+% endfor
+% for j in range(unroll):
+% for c in range(vec):
+% if arg:
+            GA_COMBINE_SEQ(acc, idx, ga_map(q${j}.s${'%x' % c}), (long)(begin + (kv + ${j * local_size}) * ${vec} + ${c}))
+% else:
+            acc = ga_reduce(acc, ga_map(q${j}.s${'%x' % c}));
+% endif
+% endfor
+% endfor
+        }
+        for (; kv < nv; kv += ${local_size}) {
+            const ${V} q = vp[kv];
+% for c in range(vec):
+% if arg:
+            GA_COMBINE_SEQ(acc, idx, ga_map(q.s${'%x' % c}), (long)(begin + kv * ${vec} + ${c}))
+% else:
+            acc = ga_reduce(acc, ga_map(q.s${'%x' % c}));
+% endif
+% endfor
+        }
+        k = begin + nv * ${vec} + lid;
+    }
+% endif
     for (; k + ${(unroll - 1) * local_size} < end; k += ${unroll * local_size}) {
 ## independent loads first, then the combination in a fixed order
 % for j in range(unroll):
@@ -212,7 +271,7 @@ __kernel void ${name}(
 % endfor
 % for j in range(unroll):
 % if arg:
-        GA_COMBINE(acc, idx, w${j}, ${'iidx_p[at' + str(j) + ']' if arg_in else '(long)(k + ' + str(j * local_size) + ')'})
+        GA_COMBINE_SEQ(acc, idx, w${j}, ${'iidx_p[at' + str(j) + ']' if arg_in else '(long)(k + ' + str(j * local_size) + ')'})
 % else:
         acc = ga_reduce(acc, w${j});
 % endif
