@@ -16,10 +16,11 @@ import re
 import numpy as np
 
 from . import dtypes, elemwise
-from .array import GpuArray, _normalize_axis, broadcast_to, check_same_context, to_device
-from .errors import ArgumentError, ArgumentTypeError, ContextMismatch, UnsupportedError
+from .array import GpuArray, _normalize_axis, broadcast_to, check_same_context, full, to_device
+from .errors import ArgumentError, ArgumentTypeError, ContextMismatch, ShapeError, UnsupportedError
 from .kernels import build, get_kernel, render
 from .ufuncs import UFUNCS
+from .ufuncs import where as ufunc_where
 
 _INT32_MAX = 2**31 - 1
 
@@ -427,24 +428,24 @@ def _sum_dtypes(a, dtype):
     return (np.dtype(np.float32) if out_dt == np.float16 else out_dt), out_dt
 
 
-def sum(a, axis=None, dtype=None, out=None, keepdims=False):
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     """Sum over `axis` (numpy's accumulator: small ints in int64, float16 in float32)."""
     a = _as_array(a)
     acc, res = _sum_dtypes(a, dtype)
-    return reduce(a, "sum", axis, acc, res, keepdims, out)
+    return _reduce_with(a, "sum", axis, acc, res, keepdims, out, initial, where)
 
 
-def prod(a, axis=None, dtype=None, out=None, keepdims=False):
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     a = _as_array(a)
     acc, res = _sum_dtypes(a, dtype)
-    return reduce(a, "prod", axis, acc, res, keepdims, out)
+    return _reduce_with(a, "prod", axis, acc, res, keepdims, out, initial, where)
 
 
 def _extremum(op):
-    def fn(a, axis=None, out=None, keepdims=False):
+    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=True):
         a = _as_array(a)
         acc = np.float32 if a.dtype == np.float16 else a.dtype
-        return reduce(a, op, axis, acc, a.dtype, keepdims, out)
+        return _reduce_with(a, op, axis, acc, a.dtype, keepdims, out, initial, where)
     fn.__name__ = op
     fn.__doc__ = f"numpy.{op} over `axis` (NaN propagates, as in numpy)."
     return fn
@@ -453,13 +454,56 @@ def _extremum(op):
 max = amax = _extremum("max")
 min = amin = _extremum("min")
 
+# what a masked-out element becomes (None: the `initial` the user must give), and the ufunc
+# that brings `initial` into a result
+_MASK_FILL = {"sum": 0, "prod": 1, "any": False, "all": True, "nansum": 0, "nanprod": 1}
+_WITH_INITIAL = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
+                 "nansum": "add", "nanprod": "multiply", "nanmax": "fmax", "nanmin": "fmin"}
+
+
+def _reduce_with(a, op, axis, acc, res, keepdims, out, initial=None, where=True):
+    """reduce() with numpy's `initial` (a first element) and `where` (a mask of the
+    elements that take part)."""
+    if where is not True:
+        fill = _MASK_FILL.get(op, initial)
+        if fill is None:
+            raise ArgumentError(f"reduction operation {op!r} does not have an identity, so to "
+                                f"use a where mask one has to specify 'initial'")
+        a = _masked(a, where, fill)
+    if initial is None:
+        return reduce(a, op, axis, acc, res, keepdims, out)
+    acc = np.dtype(acc)
+    axes = _axes(axis, a.ndim)
+    if math.prod(a.shape[d] for d in axes) == 0:
+        total = full(_out_shape(a.shape, axes, keepdims), initial, acc, context=a.context)
+    else:
+        total = reduce(a, op, axis, acc, acc, keepdims)
+    return _finish(UFUNCS[_WITH_INITIAL[op]](total, np.asarray(initial).astype(acc)[()]), res,
+                   out)
+
+
+def _mask(a, where):
+    """`where` as a boolean GpuArray of a's shape (numpy broadcasts it to a)."""
+    mask = where if isinstance(where, GpuArray) else to_device(np.asarray(where), a.context)
+    if mask.dtype != np.bool_:
+        mask = UFUNCS["not_equal"](mask, 0)
+    if elemwise.broadcast_shape([mask.shape, a.shape]) != a.shape:
+        raise ShapeError(f"where mask of shape {mask.shape} does not broadcast to the "
+                         f"array's shape {a.shape}")
+    return broadcast_to(mask, a.shape)
+
+
+def _masked(a, where, fill):
+    """a where the mask is True, `fill` elsewhere."""
+    return ufunc_where(_mask(a, where), a, np.asarray(fill).astype(a.dtype)[()])
+
 
 def _logical(op):
-    def fn(a, axis=None, out=None, keepdims=False):
+    def fn(a, axis=None, out=None, keepdims=False, where=True):
         a = _as_array(a)
         if a.dtype.kind == "c":
             a = _nonzero(a)
-        return reduce(a, op, axis, np.bool_, np.bool_, keepdims, out)
+        return _reduce_with(a, op, axis, np.bool_, np.bool_, keepdims, out, where=where)
     fn.__name__ = op
     fn.__doc__ = f"numpy.{op} over `axis`."
     return fn
@@ -508,13 +552,24 @@ def _mean_dtypes(a, dtype):
     return acc, res
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=False):
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     """Arithmetic mean (ints in float64, float16 accumulated in float32), as numpy."""
     a = _as_array(a)
     acc, res = _mean_dtypes(a, dtype)
-    total = reduce(a, "sum", axis, acc, acc, keepdims)
-    n = math.prod(a.shape[d] for d in _axes(axis, a.ndim))
-    return _finish(UFUNCS["true_divide"](total, n if n else np.nan), res, out)
+    return _finish(_mean(a, axis, acc, keepdims, where), res, out)
+
+
+def _mean(a, axis, acc, keepdims, where, ddof=0):
+    """sum / (count - ddof) in the accumulator dtype, over the elements `where` selects."""
+    if where is True:
+        total = reduce(a, "sum", axis, acc, acc, keepdims)
+        n = math.prod(a.shape[d] for d in _axes(axis, a.ndim)) - ddof
+        return UFUNCS["true_divide"](total, n if n > 0 else np.nan)
+    total = reduce(_masked(a, where, 0), "sum", axis, acc, acc, keepdims)
+    count = reduce(_mask(a, where), "count", axis, np.int64, np.int64, keepdims)
+    if ddof:
+        count = UFUNCS["maximum"](UFUNCS["subtract"](count, ddof), 0)
+    return UFUNCS["true_divide"](total, count).astype(acc, copy=False)
 
 
 def _finish(result, dtype, out):
@@ -524,25 +579,22 @@ def _finish(result, dtype, out):
     return result if result.dtype == dtype else result.astype(dtype)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True):
     """Variance: mean of squared deviations over (n - ddof), two passes as numpy."""
     a = _as_array(a)
     acc, res = _mean_dtypes(a, dtype)
     if acc.kind == "c":
         raise UnsupportedError("var of complex arrays is not supported yet")
-    centre = mean(a, axis, acc, keepdims=True)
+    centre = _mean(a, axis, acc, True, where)
     dev = UFUNCS["subtract"](a.astype(acc, copy=False), centre)
-    sq = UFUNCS["multiply"](dev, dev)
-    n = math.prod(a.shape[d] for d in _axes(axis, a.ndim))
-    total = reduce(sq, "sum", axis, acc, acc, keepdims)
-    denom = builtins.max(n - ddof, 0)
-    return _finish(UFUNCS["true_divide"](total, denom if denom else np.nan), res, out)
+    return _finish(_mean(UFUNCS["multiply"](dev, dev), axis, acc, keepdims, where, ddof), res,
+                   out)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True):
     a = _as_array(a)
     acc, res = _mean_dtypes(a, dtype)
-    return _finish(UFUNCS["sqrt"](var(a, axis, acc, None, ddof, keepdims)), res, out)
+    return _finish(UFUNCS["sqrt"](var(a, axis, acc, None, ddof, keepdims, where)), res, out)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
@@ -550,13 +602,13 @@ def ptp(a, axis=None, out=None, keepdims=False):
     return UFUNCS["subtract"](hi, lo, out=out) if out is not None else UFUNCS["subtract"](hi, lo)
 
 
-def _nan_variant(op, numpy_fn):
-    def fn(a, axis=None, dtype=None, out=None, keepdims=False):
+def _nan_variant(op, plain):
+    def fn(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
         a = _as_array(a)
         if a.dtype.kind != "f":
-            return numpy_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+            return plain(a, axis, dtype, out, keepdims, initial, where)
         acc, res = _sum_dtypes(a, dtype)
-        return reduce(a, op, axis, acc, res, keepdims, out)
+        return _reduce_with(a, op, axis, acc, res, keepdims, out, initial, where)
     fn.__name__ = op
     return fn
 
@@ -566,12 +618,12 @@ nanprod = _nan_variant("nanprod", prod)
 
 
 def _nan_extremum(op, plain):
-    def fn(a, axis=None, out=None, keepdims=False):
+    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=True):
         a = _as_array(a)
         if a.dtype.kind != "f":
-            return plain(a, axis, out, keepdims)
+            return plain(a, axis, out, keepdims, initial, where)
         acc = np.float32 if a.dtype == np.float16 else a.dtype
-        return reduce(a, op, axis, acc, a.dtype, keepdims, out)
+        return _reduce_with(a, op, axis, acc, a.dtype, keepdims, out, initial, where)
     fn.__name__ = op
     return fn
 
@@ -580,11 +632,13 @@ nanmax = _nan_extremum("nanmax", max)
 nanmin = _nan_extremum("nanmin", min)
 
 
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     a = _as_array(a)
     if a.dtype.kind != "f":
-        return mean(a, axis, dtype, out, keepdims)
+        return mean(a, axis, dtype, out, keepdims, where)
     acc, res = _mean_dtypes(a, dtype)
+    if where is not True:
+        a = _masked(a, where, np.nan)
     total = reduce(a, "nansum", axis, acc, acc, keepdims)
     count = reduce(a, "count_notnan", axis, np.int64, np.int64, keepdims)
     return _finish(UFUNCS["true_divide"](total, count).astype(acc, copy=False), res, out)
