@@ -1,4 +1,4 @@
-"""Where the time of a small `a + b` goes: bare enqueue, pyopencl's invoker, gpuarr's path.
+"""Where the time of a small op goes: bare enqueue, pyopencl's invoker, gpuarr's paths.
 
     python benchmarks/latency_probe.py [--device cl:nvidia]
 """
@@ -32,6 +32,7 @@ def main():
     x = ga.ones(16, dtype="float32", context=ctx)
     y = ga.ones(16, dtype="float32", context=ctx)
     z = x + y
+    big = ga.ones(1 << 22, dtype="float32", context=ctx)
     ctx.sync()
     # A kernel object of our own: setting its arguments leaves gpuarr's kernels alone.
     ours = next(k for key, k in ctx.kernels.items() if key[0] == "elemwise")
@@ -48,6 +49,9 @@ def main():
         "gpuarr x + y": lambda: x + y,
         "gpuarr x + 1.0": lambda: x + 1.0,
         "gpuarr exp(x)": lambda: ga.exp(x),
+        "gpuarr x.sum() (one stage)": lambda: x.sum(),
+        "gpuarr x.sum().sync()": lambda: x.sum().sync(),
+        "gpuarr big.sum() (two stages, 2^22)": lambda: big.sum(),
     }
     print(f"device {ctx.devname}: {ctx.device.describe()}")
     for name, fn in rows.items():

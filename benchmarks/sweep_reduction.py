@@ -65,6 +65,7 @@ def main():
         for (cls, key), v in zip(keys, combo):
             reduction.TUNING[cls][key] = v
         ctx.kernels.clear()
+        reduction._decompose.cache_clear()
         cells = []
         for (nbytes, fn), name in zip(chosen, args.ops.split(",")):
             rate = nbytes / best_time(fn, args.repeats)

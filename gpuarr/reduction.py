@@ -10,6 +10,7 @@ gives the same bits.
 
 import builtins
 import dataclasses
+import functools
 import math
 import re
 
@@ -93,6 +94,15 @@ def _axes(axis, ndim):
     return norm
 
 
+class _Spec(dict):
+    """A reduction's template parameters; `key`, their hashable summary, made once."""
+
+    @functools.cached_property
+    def key(self):
+        return tuple(sorted(self.items()))
+
+
+@functools.lru_cache(maxsize=1024)
 def _spec(op, in_dtype, acc_dtype, out_dtype):
     """The template parameters of builtin reduction `op` (a first stage)."""
     map_expr, map_bool, reduce_expr, neutral_kind = _OPS[op]
@@ -106,8 +116,8 @@ def _spec(op, in_dtype, acc_dtype, out_dtype):
         reduce_expr = _COMPLEX_REDUCE[op].format(T=ctype)
         preamble = render("ufunc_helpers.cl.mako", helpers=(("cmul", ctype),)) \
             if op == "prod" else ""
-    return dict(in_dtype=in_dtype.name, acc_dtype=acc_dtype.name, out_dtype=out_dtype.name,
-                map_expr=map_expr, map_dtype="bool" if map_bool else in_dtype.name,
+    return _Spec(in_dtype=in_dtype.name, acc_dtype=acc_dtype.name, out_dtype=out_dtype.name,
+                 map_expr=map_expr, map_dtype="bool" if map_bool else in_dtype.name,
                 reduce_expr=reduce_expr, neutral=_neutral(neutral_kind, acc_dtype),
                 arg=op[3:] if op in ("argmax", "argmin") else None, preamble=preamble,
                 user_args=None)
@@ -183,9 +193,9 @@ def _reduce_into(ctx, spec, shape, axes, source, out):
     partial = GpuArray((plan.parts, m), acc, context=ctx)
     pidx = GpuArray((plan.parts, m), np.int64, context=ctx) if spec["arg"] else None
     contiguous = [math.prod(kdims[d + 1:]) for d in range(len(kdims))]
-    first = dict(spec, out_dtype=acc)
+    first = _Spec(spec, out_dtype=acc)
     _stage(ctx, first, plan, kdims, rdims, source, kin, rin, partial, m, contiguous, pidx)
-    second = dict(spec, in_dtype=acc, map_expr="v", map_dtype=acc, user_args=None)
+    second = _Spec(spec, in_dtype=acc, map_expr="v", map_dtype=acc, user_args=None)
     plan2 = _plan(ctx, m, plan.parts, m == 1, False, final=True)
     partials = _Source([partial.storage.buffer], 0, [], [partial])
     _stage(ctx, second, plan2, kdims, [plan.parts], partials, contiguous, [m], out_view, 0, kout,
@@ -227,17 +237,22 @@ def device_class(ctx):
 def _plan(ctx, m, n, inner, band_ok, final=False):
     """The decomposition of m reductions of n elements, from the layout and the device only
     (so the same input always gives the same bits). `final`: one part, no band."""
-    cu = ctx.device.compute_units
+    return _decompose(device_class(ctx), ctx.device.compute_units, ctx.local_size,
+                      _group_size(ctx), m, n, inner, band_ok, final)
 
+
+@functools.lru_cache(maxsize=4096)
+def _decompose(cls, cu, item_local, group_local, m, n, inner, band_ok, final):
+    """_plan's decision (cached: after changing TUNING, call _decompose.cache_clear())."""
     def split(target, least):  # parts so that at most `target` workers run, each >= least
         return 1 if final else builtins.max(1, builtins.min(target // m, n // least))
 
-    if device_class(ctx) == "gpu":
+    if cls == "gpu":
         t = TUNING["gpu"]
         if inner and n >= 32:
-            return _Plan("group", _group_size(ctx), t["group_unroll"],
+            return _Plan("group", group_local, t["group_unroll"],
                          split(t["groups_per_cu"] * cu, t["group_least"]))
-        return _Plan("item", ctx.local_size, t["item_unroll"],
+        return _Plan("item", item_local, t["item_unroll"],
                      split(t["items_per_cu"] * cu, t["item_least"]))
     t = TUNING["cpu"]
     if not inner and band_ok and not final:
@@ -288,7 +303,7 @@ def _stage(ctx, spec, plan, kdims, rdims, source, kin, rin, out, out_ps, kout, i
     index_t = "int" if reach <= _INT32_MAX else "long"
     itype = np.int32 if index_t == "int" else np.int64
     arg_out = "pair" if idx_out is not None else "index"
-    key = ("reduce", tuple(sorted(spec.items())), plan, len(kdims), len(rdims), guarded,
+    key = ("reduce", spec.key, plan, len(kdims), len(rdims), guarded,
            index_t, arg_out, arg_in is not None)
     kernel = ctx.kernels.get(key)
     if kernel is None:
@@ -349,7 +364,7 @@ class ReductionKernel:
             if is_array:
                 map_expr = re.sub(rf"\b{re.escape(var)}\s*\[\s*i\s*\]", f"ga_load_{var}(i)",
                                   map_expr)
-        self.spec = dict(in_dtype=self.dtype.name, acc_dtype=self.dtype.name,
+        self.spec = _Spec(in_dtype=self.dtype.name, acc_dtype=self.dtype.name,
                          out_dtype=self.dtype.name, map_expr=map_expr,
                          map_dtype=self.dtype.name, reduce_expr=reduce_expr, neutral=neutral,
                          arg=None, preamble=preamble,
@@ -424,8 +439,14 @@ def _as_array(a):
 
 
 def _sum_dtypes(a, dtype):
-    out_dt = np.sum(np.zeros(1, a.dtype), dtype=dtype).dtype
-    return (np.dtype(np.float32) if out_dt == np.float16 else out_dt), out_dt
+    """(accumulator, result) dtypes of numpy's sum of `a` with `dtype`."""
+    return _numpy_dtypes(np.sum, a.dtype, dtype)
+
+
+@functools.lru_cache(maxsize=512)
+def _numpy_dtypes(fn, in_dtype, dtype):
+    res = fn(np.zeros(1, in_dtype), dtype=dtype).dtype
+    return (np.dtype(np.float32) if res == np.float16 else res), res
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
@@ -547,9 +568,7 @@ def count_nonzero(a, axis=None, keepdims=False):
 
 
 def _mean_dtypes(a, dtype):
-    res = np.mean(np.zeros(1, a.dtype), dtype=dtype).dtype
-    acc = np.dtype(np.float32) if res == np.float16 else res
-    return acc, res
+    return _numpy_dtypes(np.mean, a.dtype, dtype)
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
@@ -716,7 +735,7 @@ def scan(a, spec, axis, out=None):
                                              // rows), n // t["scan_least"]))
     # the chunk totals: a reduction in as many parts as chunks, into totals[c, r]
     totals = GpuArray((chunks, rows), acc, context=ctx)
-    reduce_spec = dict(in_dtype=spec["in_dtype"], acc_dtype=acc.name, out_dtype=acc.name,
+    reduce_spec = _Spec(in_dtype=spec["in_dtype"], acc_dtype=acc.name, out_dtype=acc.name,
                        map_expr="v", map_dtype=spec["in_dtype"], reduce_expr=spec["op_expr"],
                        neutral=spec["neutral"], arg=None, preamble=spec["preamble"],
                        user_args=None)
