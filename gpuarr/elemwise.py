@@ -185,22 +185,30 @@ def run(loop, outputs, inputs, scalars=(), shape=None):
     local = (ctx.local_size,)
     with ctx.launch_lock:  # a kernel's arguments are shared state: set and enqueue as one
         for kernel, held, size, offset in plan.launches:
-            for idx, (v, t) in enumerate(zip(args, plan.arg_types)):
-                if t is None:
-                    handle = v.int_ptr
-                    if held[idx] != handle:
-                        kernel.set_arg(idx, v)
-                        held[idx] = handle
-                elif held[idx] != v or type(held[idx]) is not type(v):
-                    kernel.set_arg(idx, t(v))
-                    held[idx] = v
-            event = cl.enqueue_nd_range_kernel(queue, kernel, size, local, offset,
-                                               wait_for=wait_for or None)
+            event = enqueue_held(queue, kernel, held, plan.arg_types, args, size, local, offset,
+                                 wait_for)
     for a in outputs:
         st = a.storage
         st.event = event
         st.event_queue = queue
     return event
+
+
+def enqueue_held(queue, kernel, held, arg_types, args, size, local, offset=None, wait_for=()):
+    """Set the arguments of `kernel` that differ from `held` (what it holds now, updated),
+    then enqueue it: cheaper than pyopencl's invoker, which sets them all. Call under the
+    context's launch_lock."""
+    for idx, (v, t) in enumerate(zip(args, arg_types)):
+        if t is None:
+            handle = 0 if v is None else v.int_ptr  # None: no buffer (0-size arrays)
+            if held[idx] != handle:
+                kernel.set_arg(idx, v)
+                held[idx] = handle
+        elif held[idx] != v or type(held[idx]) is not type(v):
+            kernel.set_arg(idx, t(v))
+            held[idx] = v
+    return cl.enqueue_nd_range_kernel(queue, kernel, size, local, offset,
+                                      wait_for=wait_for or None)
 
 
 def _launch(plan, queue, arrays, inputs, loop, scalars, outputs):

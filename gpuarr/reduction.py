@@ -13,11 +13,20 @@ import dataclasses
 import functools
 import math
 import re
+import weakref
 
 import numpy as np
 
 from . import dtypes, elemwise
-from .array import GpuArray, _normalize_axis, broadcast_to, check_same_context, full, to_device
+from .array import (
+    GpuArray,
+    _normalize_axis,
+    broadcast_to,
+    check_same_context,
+    full,
+    to_device,
+    zeros,
+)
 from .errors import ArgumentError, ArgumentTypeError, ContextMismatch, ShapeError, UnsupportedError
 from .kernels import build, get_kernel, render
 from .ufuncs import UFUNCS
@@ -157,8 +166,7 @@ def reduce(a, op, axis=None, acc_dtype=None, out_dtype=None, keepdims=False, out
             raise ArgumentError(f"zero-size array to reduction operation {op} which has no "
                                 f"identity")
         return result.fill({"zero": 0, "one": 1, "nan": np.nan}[neutral_kind])
-    source = _Source([a.storage.buffer], a.offset // a.itemsize,
-                     [s // a.itemsize for s in a.strides], [a])
+    source = _Source([a.storage.buffer], a.offset // a.itemsize, _elements(a.strides, a), [a])
     return _reduce_into(a.context, spec, a.shape, axes, source, result)
 
 
@@ -172,7 +180,25 @@ class _Source:
 
 
 def _reduce_into(ctx, spec, shape, axes, source, out):
-    """Reduce `source` (of `shape`) over `axes` into `out` (non-empty), in one or two stages."""
+    """Reduce `source` (of `shape`) over `axes` into `out` (non-empty), in one or two stages.
+    The launches are worked out once per layout and kept on the context."""
+    key = ("reduce", spec.key, shape, axes, tuple(source.strides), source.offset,
+           len(source.args), out.shape, out.strides, out.offset, out.dtype)
+    recipe = ctx.plans.get(key)
+    if recipe is None:
+        recipe = ctx.plans[key] = _recipe(ctx, spec, shape, axes, source, out)
+    launches, temps = recipe
+    bound = {"out": out}
+    for role, (tshape, dtype) in temps.items():
+        bound[role] = _counters(ctx, tshape) if role == "counters" else \
+            GpuArray(tshape, dtype, context=ctx)
+    for launch in launches:
+        _run(ctx, launch, source, bound)
+    return out
+
+
+def _recipe(ctx, spec, shape, axes, source, out):
+    """([launches], {temporary role: (shape, dtype)}) of a reduction."""
     kept = [d for d in range(len(shape)) if d not in axes]
     out_view = out.reshape(tuple(shape[d] for d in kept)) if out.ndim != len(kept) else out
     kdims, (kin, kout) = elemwise.collapse(
@@ -185,22 +211,26 @@ def _reduce_into(ctx, spec, shape, axes, source, out):
     inner = not kdims or abs(rin[-1]) < abs(kin[-1])
     band_ok = len(kdims) == 1 and not spec["arg"]
     plan = _plan(ctx, m, n, inner, band_ok)
+    out_off = out.offset // out.itemsize
+    src = (source.offset, len(source.args))
     if plan.parts == 1 and (plan.mode != "band" or out.dtype.name == spec["acc_dtype"]):
-        _stage(ctx, spec, plan, kdims, rdims, source, kin, rin, out_view, 0, kout)
-        return out
+        return [_prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, 0, kout)], {}
     # First stage: partial[p, o] (plus the indices for argmax/argmin); second: over p.
     acc = spec["acc_dtype"]
-    partial = GpuArray((plan.parts, m), acc, context=ctx)
-    pidx = GpuArray((plan.parts, m), np.int64, context=ctx) if spec["arg"] else None
+    temps = {"partial": ((plan.parts, m), acc)}
+    if spec["arg"]:
+        temps["pidx"] = ((plan.parts, m), np.int64)
+    if plan.mode == "group":  # the last group of each output does the second stage
+        temps["counters"] = (m, np.uint32)
+        return [_prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, 0, kout,
+                         finish=True)], temps
     contiguous = [math.prod(kdims[d + 1:]) for d in range(len(kdims))]
-    first = _Spec(spec, out_dtype=acc)
-    _stage(ctx, first, plan, kdims, rdims, source, kin, rin, partial, m, contiguous, pidx)
+    first = _prepare(ctx, _Spec(spec, out_dtype=acc), plan, kdims, rdims, src, kin, rin, 0, m,
+                     contiguous, out_role="partial", pair=bool(spec["arg"]))
     second = _Spec(spec, in_dtype=acc, map_expr="v", map_dtype=acc, user_args=None)
     plan2 = _plan(ctx, m, plan.parts, m == 1, False, final=True)
-    partials = _Source([partial.storage.buffer], 0, [], [partial])
-    _stage(ctx, second, plan2, kdims, [plan.parts], partials, contiguous, [m], out_view, 0, kout,
-           arg_in=pidx)
-    return out
+    return [first, _prepare(ctx, second, plan2, kdims, [plan.parts], (0, "partial"), contiguous,
+                            [m], out_off, 0, kout, arg_in=bool(spec["arg"]))], temps
 
 
 @dataclasses.dataclass(frozen=True)
@@ -278,17 +308,48 @@ def _group_size(ctx):
     return 1 << (builtins.min(256, ctx.max_work_group_size).bit_length() - 1)
 
 
-def _stage(ctx, spec, plan, kdims, rdims, source, kin, rin, out, out_ps, kout, idx_out=None,
-           arg_in=None):
-    """Launch one reduction kernel: part p of output o into out[o + p * out_ps]; returns the
-    number of reduced elements per part."""
+def _counters(ctx, m):
+    """m zeroed uint32 counters of `ctx` for single-launch reductions (left zeroed)."""
+    m = m if isinstance(m, int) else m[0]
+    counters = _COUNTERS.get(ctx)
+    if counters is None or counters.size < m:
+        counters = _COUNTERS[ctx] = zeros(builtins.max(m, 1024), np.uint32, context=ctx)
+    return counters
+
+
+_COUNTERS = weakref.WeakKeyDictionary()
+
+
+@dataclasses.dataclass
+class _Launch:
+    """One reduction kernel launch, its buffers named by role: 'src' (the source's
+    arguments), 'out', 'partial', 'pidx', 'counters'; bound to arrays at each call."""
+    kernel: object
+    held: list       # what the kernel's arguments hold now (elemwise.enqueue_held)
+    types: list      # numpy scalar type of each argument, None for buffers
+    size: tuple
+    local: tuple
+    args: list
+    slots: list      # (position in args, role)
+    roles: tuple     # the roles the kernel reads or writes, besides the source
+    writes: tuple
+    chunk: int       # reduced elements per part
+
+
+def _prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, out_ps, kout,
+             out_role="out", pair=False, arg_in=False, finish=False):
+    """The launch of one reduction kernel: part p of output o into out[o + p * out_ps].
+    `src`: (element offset, number of arguments) of the source, or (0, role) of a temporary;
+    `pair`: also write the indices (pidx); `arg_in`: read them; `finish`: one launch for both
+    stages (partial, pidx, counters)."""
     m, n = math.prod(kdims), math.prod(rdims)
+    src_offset, src_args = src
     chunk = -(-n // plan.parts)
     if plan.mode == "band":
         plan = dataclasses.replace(plan, unit=kin == [1] and kout == [1])
-    elif plan.mode == "group" and rin == [1] and arg_in is None and not spec["user_args"]:
+    elif plan.mode == "group" and rin == [1] and not arg_in and not spec["user_args"]:
         vec = _VECTOR_BYTES // np.dtype(spec["in_dtype"]).itemsize
-        if spec["in_dtype"] in _VECTOR_DTYPES and source.offset % vec == 0 and \
+        if spec["in_dtype"] in _VECTOR_DTYPES and src_offset % vec == 0 and \
                 builtins.all(s % vec == 0 for s in kin):
             plan = dataclasses.replace(plan, vec=vec)
             chunk = -(-chunk // vec) * vec
@@ -296,48 +357,73 @@ def _stage(ctx, spec, plan, kdims, rdims, source, kin, rin, out, out_ps, kout, i
     guarded = plan.mode == "item" and items % plan.local != 0
     span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kin + rin, kdims + rdims))
     out_span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kout, kdims))
-    out_off = out.offset // out.itemsize
     reach = builtins.max(items + plan.local, n + chunk + plan.unroll * plan.local * plan.vec,
-                         abs(source.offset) + span,
-                         out_off + out_span + out_ps * plan.parts)
+                         abs(src_offset) + span, out_off + out_span + out_ps * plan.parts)
     index_t = "int" if reach <= _INT32_MAX else "long"
     itype = np.int32 if index_t == "int" else np.int64
-    arg_out = "pair" if idx_out is not None else "index"
-    key = ("reduce", spec.key, plan, len(kdims), len(rdims), guarded,
-           index_t, arg_out, arg_in is not None)
+    key = ("reduce", spec.key, plan, len(kdims), len(rdims), guarded, index_t, pair, arg_in,
+           finish)
+    after_out = ["pidx"] if pair else ["partial", "pidx", "counters"] if finish else []
+    if not spec["arg"]:
+        after_out = [r for r in after_out if r != "pidx"]
+    user = spec["user_args"]
+    in_types = [None, itype] if user is None else \
+        [t for _, dt, is_array in user for t in ([None, itype] if is_array else
+                                                   [_scalar_type(dt)])] + [itype]
+    arg_dtypes = [itype] * (4 + len(kdims) + len(rdims)) + in_types + \
+        [itype] * (len(kdims) + len(rdims)) + [None] * arg_in + \
+        [None, itype, itype] + [itype] * len(kdims) + [None] * len(after_out)
     kernel = ctx.kernels.get(key)
     if kernel is None:
-        user = spec["user_args"]
-        in_types = [None, itype] if user is None else \
-            [t for _, dt, is_array in user for t in ([None, itype] if is_array else
-                                                       [_scalar_type(dt)])] + [itype]
-        arg_dtypes = [itype] * (4 + len(kdims) + len(rdims)) + in_types + \
-            [itype] * (len(kdims) + len(rdims)) + [None] * (arg_in is not None) + \
-            [None, itype, itype] + [itype] * len(kdims) + [None] * (idx_out is not None)
         kernel = get_kernel(ctx, key, "reduction.cl.mako", arg_dtypes, name="reduce",
                             kdim=len(kdims), rdim=len(rdims), mode=plan.mode,
                             local_size=plan.local, unroll=plan.unroll, block=plan.block,
                             unit=plan.unit, vec=plan.vec, guarded=guarded, index_t=index_t,
-                            arg_out=arg_out, arg_in=arg_in is not None, **spec)
-    args = [m, n, chunk, plan.parts, *kdims, *rdims, *source.args, source.offset, *kin, *rin,
-            *([arg_in.storage.buffer] if arg_in is not None else []),
-            out.storage.buffer, out_off, out_ps, *kout,
-            *([idx_out.storage.buffer] if idx_out is not None else [])]
-    queue = ctx.queue
-    arrays = [*source.arrays, out, *([arg_in] if arg_in is not None else [])]
-    wait_for = [e for a in arrays for e in a.storage.wait_list(queue)]
+                            arg_out="pair" if pair else "index", arg_in=arg_in, finish=finish,
+                            **spec)
+    head = [m, n, chunk, plan.parts, *kdims, *rdims]
+    if isinstance(src_args, str):  # a temporary: buffer, offset 0
+        slots, args = [(len(head), src_args)], [*head, None, 0]
+    else:
+        slots = [(len(head) + i, i) for i in range(src_args)]
+        args = [*head, *[None] * src_args, src_offset]
+    args += [*kin, *rin]
+    roles = [src_args] if isinstance(src_args, str) else []
+    if arg_in:
+        slots.append((len(args), "pidx"))
+        args.append(None)
+        roles.append("pidx")
+    slots.append((len(args), out_role))
+    args += [None, out_off, out_ps, *kout]
+    for role in after_out:
+        slots.append((len(args), role))
+        args.append(None)
+    writes = (out_role, *after_out)
     if plan.mode == "band":
         size, local = (-(-m // plan.block), plan.parts), (1, 1)
     elif plan.mode == "group":
         size, local = (items * plan.local,), (plan.local,)
     else:
         size, local = (-(-items // plan.local) * plan.local,), (plan.local,)
+    types = [None if t is None else np.dtype(t).type for t in arg_dtypes]
+    held = ctx.kernel_args.setdefault(key, [None] * len(arg_dtypes))
+    return _Launch(kernel, held, types, size, local, args, slots, tuple(roles) + writes, writes,
+                   chunk)
+
+
+def _run(ctx, launch, source, bound):
+    """Enqueue `launch` with its roles bound to `source` (for integer roles) and arrays."""
+    args = launch.args.copy()
+    for pos, role in launch.slots:
+        args[pos] = source.args[role] if isinstance(role, int) else bound[role].storage.buffer
+    queue = ctx.queue
+    arrays = [*source.arrays, *(bound[r] for r in launch.roles)]
+    wait_for = [e for a in arrays for e in a.storage.wait_list(queue)]
     with ctx.launch_lock:
-        event = kernel(queue, size, local, *args, wait_for=wait_for or None)
-    out.storage.written(event, queue)
-    if idx_out is not None:
-        idx_out.storage.written(event, queue)
-    return chunk
+        event = elemwise.enqueue_held(queue, launch.kernel, launch.held, launch.types, args,
+                                      launch.size, launch.local, wait_for=wait_for)
+    for role in launch.writes:
+        bound[role].storage.written(event, queue)
 
 
 # ---------------------------------------------------------------- user kernels
@@ -496,9 +582,9 @@ def _reduce_with(a, op, axis, acc, res, keepdims, out, initial=None, where=True)
     acc = np.dtype(acc)
     axes = _axes(axis, a.ndim)
     if math.prod(a.shape[d] for d in axes) == 0:
-        total = full(_out_shape(a.shape, axes, keepdims), initial, acc, context=a.context)
-    else:
-        total = reduce(a, op, axis, acc, acc, keepdims)
+        return _finish(full(_out_shape(a.shape, axes, keepdims), initial, acc,
+                            context=a.context), res, out)
+    total = reduce(a, op, axis, acc, acc, keepdims)
     return _finish(UFUNCS[_WITH_INITIAL[op]](total, np.asarray(initial).astype(acc)[()]), res,
                    out)
 
@@ -743,8 +829,10 @@ def scan(a, spec, axis, out=None):
     plan = dataclasses.replace(_plan(ctx, rows, n, inner, False, final=True), parts=chunks)
     source = _Source([a.storage.buffer], a.offset // a.itemsize, [], [a])
     contiguous = [math.prod(kdims[d + 1:]) for d in range(len(kdims))]
-    chunk = _stage(ctx, reduce_spec, plan, kdims, [n], source, kin, [step], totals, rows,
-                   contiguous)
+    launch = _prepare(ctx, reduce_spec, plan, kdims, [n], (source.offset, 1), kin, [step], 0,
+                      rows, contiguous, out_role="totals")
+    _run(ctx, launch, source, {"totals": totals})
+    chunk = launch.chunk
     span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kin + kout, kdims * 2)) + \
         (abs(step) + abs(out_step)) * n
     reach = builtins.max(span + abs(a.offset // a.itemsize) + result.offset // result.itemsize,

@@ -38,6 +38,10 @@
 ##   arg_in      the indices come from an input (a second stage) instead of k
 ##   arg_out     'index' (store the index, int64) or 'pair' (store value and index: a first
 ##               stage)
+##   finish      group mode with ga_parts > 1: the groups of an output also write their
+##               partials (part_p, part_idx) and count themselves in counters[o] (zero
+##               before, zero after); the last one reduces the partials into the output, so
+##               one launch does both stages
 ## Arguments: ga_m (outputs), ga_n (reduced elements per output), ga_chunk (per part),
 ## ga_parts, [ga_kdims], [ga_rdims], the input (in pointer + offset, or the user's
 ## arguments), [kept strides], [reduced strides], [index input pointer], out pointer + offset +
@@ -125,6 +129,28 @@ ga_reduced_at(in_base, (${k})\
 )\
 % endif
 </%def>\
+<%def name="tree()">\
+## work-group tree of acc (and idx) into acc, idx of work-item 0
+    part[lid] = acc;
+% if arg:
+    pidx[lid] = idx;
+% endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+% for s in [local_size >> j for j in range(1, local_size.bit_length())]:
+% if arg:
+    if (lid < ${s} && ga_better(part[lid + ${s}], pidx[lid + ${s}], part[lid], pidx[lid])) {
+        part[lid] = part[lid + ${s}]; pidx[lid] = pidx[lid + ${s}];
+    }
+% else:
+    if (lid < ${s}) part[lid] = ga_reduce(part[lid], part[lid + ${s}]);
+% endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+% endfor
+    acc = part[0];
+% if arg:
+    idx = pidx[0];
+% endif
+</%def>\
 % if rdim > 1:
 inline ${I} ga_reduced_at(${I} at, ${I} rem\
 % for d in range(rdim):
@@ -173,6 +199,13 @@ __kernel void ${name}(
 % endfor
 % if pair:
     , __global long *oidx_p
+% endif
+% if finish:
+    , __global ${A} *part_p
+% if arg:
+    , __global long *part_idx
+% endif
+    , __global uint *counters
 % endif
 )
 {
@@ -280,27 +313,38 @@ __kernel void ${name}(
     for (; k < end; k += ${local_size})
 ${take('acc', 'idx', 'k')}\
     __local ${A} part[${local_size}];
-    part[lid] = acc;
 % if arg:
     __local long pidx[${local_size}];
-    pidx[lid] = idx;
 % endif
-    barrier(CLK_LOCAL_MEM_FENCE);
-% for s in [local_size >> j for j in range(1, local_size.bit_length())]:
+${tree()}\
+% if finish:
+    // The last of the ga_parts groups of output o to finish reduces their partials, in
+    // part order (so the result does not depend on which group came last).
+    __local int ga_last;
+    if (lid == 0) {
+        part_p[p * ga_m + o] = acc;
 % if arg:
-    if (lid < ${s} && ga_better(part[lid + ${s}], pidx[lid + ${s}], part[lid], pidx[lid])) {
-        part[lid] = part[lid + ${s}]; pidx[lid] = pidx[lid + ${s}];
+        part_idx[p * ga_m + o] = idx;
+% endif
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        ga_last = atomic_inc(&counters[o]) == (uint)(ga_parts - 1);
     }
-% else:
-    if (lid < ${s}) part[lid] = ga_reduce(part[lid], part[lid + ${s}]);
-% endif
     barrier(CLK_LOCAL_MEM_FENCE);
-% endfor
-    if (lid != 0) return;
-    acc = part[0];
+    if (!ga_last) return;
+    acc = ${neutral};
+    idx = -1;
+    for (${I} q = lid; q < ga_parts; q += ${local_size}) {
+        const ${A} w = ((volatile __global ${A} *)part_p)[q * ga_m + o];
 % if arg:
-    idx = pidx[0];
+        GA_COMBINE(acc, idx, w, ((volatile __global long *)part_idx)[q * ga_m + o])
+% else:
+        acc = ga_reduce(acc, w);
 % endif
+    }
+${tree()}\
+    if (lid == 0) counters[o] = 0;
+% endif
+    if (lid != 0) return;
 % else:
 ## item mode: `unroll` accumulators over consecutive k, combined as a balanced tree
 % for j in range(unroll):
