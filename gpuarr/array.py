@@ -360,7 +360,8 @@ class GpuArray:
         box = _host_scalar(value, self.dtype)
         if self.size == 0:
             return self
-        if self._is_c() or self._is_f():
+        # (NVIDIA's clEnqueueFillBuffer breaks the queue past byte 2^31: our kernel there)
+        if (self._is_c() or self._is_f()) and self.offset + self.nbytes < 2**31:
             q = self.context.queue
             event = cl.enqueue_fill_buffer(q, self.storage.buffer, box, self.offset, self.nbytes,
                                            wait_for=self.storage.wait_list(q) or None)
