@@ -183,7 +183,7 @@ def _reduce_into(ctx, spec, shape, axes, source, out):
     """Reduce `source` (of `shape`) over `axes` into `out` (non-empty), in one or two stages.
     The launches are worked out once per layout and kept on the context."""
     key = ("reduce", spec.key, shape, axes, tuple(source.strides), source.offset,
-           len(source.args), out.shape, out.strides, out.offset, out.dtype)
+           len(source.args), out.shape, out.strides, out.offset, out.dtype, device_class(ctx))
     recipe = ctx.plans.get(key)
     if recipe is None:
         recipe = ctx.plans[key] = _recipe(ctx, spec, shape, axes, source, out)
@@ -195,6 +195,11 @@ def _reduce_into(ctx, spec, shape, axes, source, out):
     for launch in launches:
         _run(ctx, launch, source, bound)
     return out
+
+
+def _compute_dtype(name):
+    """The dtype name whose storage is the compute type of dtype `name` (float16: float32)."""
+    return "float32" if name == "float16" else name
 
 
 def _recipe(ctx, spec, shape, axes, source, out):
@@ -213,10 +218,11 @@ def _recipe(ctx, spec, shape, axes, source, out):
     plan = _plan(ctx, m, n, inner, band_ok)
     out_off = out.offset // out.itemsize
     src = (source.offset, len(source.args))
-    if plan.parts == 1 and (plan.mode != "band" or out.dtype.name == spec["acc_dtype"]):
+    # partials are kept in the accumulator's compute type (float16 as float32)
+    acc = _compute_dtype(spec["acc_dtype"])
+    if plan.parts == 1 and (plan.mode != "band" or out.dtype.name == acc):
         return [_prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, 0, kout)], {}
     # First stage: partial[p, o] (plus the indices for argmax/argmin); second: over p.
-    acc = spec["acc_dtype"]
     temps = {"partial": ((plan.parts, m), acc)}
     if spec["arg"]:
         temps["pidx"] = ((plan.parts, m), np.int64)
@@ -820,8 +826,8 @@ def scan(a, spec, axis, out=None):
     chunks = builtins.max(1, builtins.min(-(-t["scan_chunks_per_cu"] * ctx.device.compute_units
                                              // rows), n // t["scan_least"]))
     # the chunk totals: a reduction in as many parts as chunks, into totals[c, r]
-    totals = GpuArray((chunks, rows), acc, context=ctx)
-    reduce_spec = _Spec(in_dtype=spec["in_dtype"], acc_dtype=acc.name, out_dtype=acc.name,
+    totals = GpuArray((chunks, rows), _compute_dtype(acc.name), context=ctx)
+    reduce_spec = _Spec(in_dtype=spec["in_dtype"], acc_dtype=acc.name, out_dtype=totals.dtype.name,
                        map_expr="v", map_dtype=spec["in_dtype"], reduce_expr=spec["op_expr"],
                        neutral=spec["neutral"], arg=None, preamble=spec["preamble"],
                        user_args=None)

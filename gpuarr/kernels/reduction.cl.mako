@@ -6,9 +6,9 @@
 ##   map_expr    OpenCL expression of the loaded value `v` (in in_dtype's compute type), of
 ##               dtype map_dtype, converted to the accumulator
 ##   user_args   None, or the user's arguments (ReductionKernel) as (name, dtype, is_array):
-##               the arrays then share one layout (each with its own offset argument
-##               ga_off_x), and map_expr reads array x at the element index `i` as
-##               ga_load_x(i)
+##               the arrays then share one layout (each with its own offset), and
+##               map_expr, in a function of its own, reads array x at the element index `i`
+##               as ga_load_x(i)
 ##   reduce_expr OpenCL expression combining accumulators `a` and `b`
 ##   neutral     OpenCL expression of the neutral element
 ##   preamble    OpenCL text placed before the kernel (user helpers)
@@ -67,12 +67,25 @@ inline ${A} ga_element(__global const ${t.storage(in_dtype)} *in_p, const ${I} a
 }
 #define GA_ELEMENT(at) ga_element(in_p, (at))
 % else:
+## The user's map sees only the user's arguments (under their names) and i.
 % for var, dt, is_array in user_args:
 % if is_array:
 #define ga_load_${var}(i) ${t.load(dt, var, '(i) + ga_off_' + var)}
 % endif
 % endfor
-#define GA_ELEMENT(i) ((${A})(${map_expr}))
+inline ${A} ga_user_map(
+% for var, dt, is_array in user_args:
+% if is_array:
+    __global const ${t.storage(dt)} *${var}, const ${I} ga_off_${var},
+% else:
+    const ${t.ctype(dt)} ${var},
+% endif
+% endfor
+    const ${I} i) {
+    return (${A})(${map_expr});
+}
+<% user_values = ''.join(f'ga_u{j}, ga_u{j}_off, ' if is_array else f'ga_u{j}, ' for j, (_, _, is_array) in enumerate(user_args)) %>\
+#define GA_ELEMENT(i) ga_user_map(${user_values}(i))
 % endif
 % if arg:
 ## (value, index) pairs; index -1 is "nothing yet"; NaN wins (numpy returns the first NaN);
@@ -175,11 +188,11 @@ __kernel void ${name}(
 % if user_args is None:
     , __global const ${t.storage(in_dtype)} *${'restrict ' if mode == 'band' else ''}in_p, ${S} in_off
 % else:
-% for var, dt, is_array in user_args:
+% for j, (var, dt, is_array) in enumerate(user_args):
 % if is_array:
-    , __global const ${t.storage(dt)} *${var}, ${S} ga_off_${var}
+    , __global const ${t.storage(dt)} *ga_u${j}, ${S} ga_u${j}_off
 % else:
-    , const ${t.ctype(dt)} ${var}
+    , const ${t.ctype(dt)} ga_u${j}
 % endif
 % endfor
     , ${S} in_off
