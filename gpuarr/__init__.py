@@ -4,7 +4,7 @@
     x = ga.asarray(np.arange(10.0), context='dev0')
 """
 
-from . import config, errors
+from . import blas, config, errors
 from .array import (
     GpuArray,
     arange,
@@ -27,6 +27,7 @@ from .array import (
     zeros,
     zeros_like,
 )
+from .blas import FUNCTIONS as _PRODUCTS
 from .context import Context, DeviceInfo, contexts, get_context, init, list_devices
 from .elemwise import ElemwiseKernel
 from .fusion import fuse
@@ -35,15 +36,17 @@ from .ufuncs import ALIASES, UFUNCS, Ufunc, around, fix, imag, nan_to_num, real,
 
 globals().update(UFUNCS)
 globals().update(_REDUCTIONS)
+globals().update(_PRODUCTS)
 globals().update({alias: UFUNCS[name] for alias, name in ALIASES.items()})
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Context", "DeviceInfo", "GpuArray", "arange", "array", "asarray", "ascontiguousarray",
-    "broadcast_to", "config", "contexts", "empty", "empty_like", "errors", "expand_dims", "full",
-    "full_like", "get_context", "init", "list_devices", "ones", "ones_like", "ravel", "reshape",
-    "squeeze", "swapaxes", "transpose", "zeros", "zeros_like", "Ufunc", "around", "fix", "imag",
-    "nan_to_num", "real", "round", "where", "ElemwiseKernel", "fuse",
-    *UFUNCS, *ALIASES, *_REDUCTIONS,
+    "blas", "broadcast_to", "config", "contexts", "empty", "empty_like", "errors",
+    "expand_dims", "full", "full_like", "get_context", "init", "list_devices", "ones",
+    "ones_like", "ravel", "reshape", "squeeze", "swapaxes", "transpose", "zeros", "zeros_like",
+    "Ufunc", "around", "fix", "imag", "nan_to_num", "real", "round", "where", "ElemwiseKernel",
+    "fuse",
+    *UFUNCS, *ALIASES, *_REDUCTIONS, *_PRODUCTS,
 ]

@@ -356,6 +356,9 @@ def _unary(uf):
 
 def _array_ufunc(self, np_ufunc, method, *inputs, **kwargs):
     """numpy hands its ufunc calls on GpuArrays to gpuarr (`np.exp(x)`, `ndarray + x`)."""
+    if np_ufunc is np.matmul and method == "__call__":
+        from .blas import matmul  # blas builds on this module
+        return matmul(*inputs, **kwargs)
     uf = lookup(np_ufunc.__name__)
     if method != "__call__" or uf is None:
         return NotImplemented

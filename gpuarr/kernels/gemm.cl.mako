@@ -1,0 +1,139 @@
+## GEMM: C[m, n] = alpha * sum_k A[m, k] * B[k, n] + beta * C[m, n], any strides (so
+## transposes are strides), batched over dimension 2 of the launch (strided batches).
+## A work-group computes an mwg x nwg tile of C: it stages kwg-deep slices of A and B in
+## local memory (loaded by all its work-items, coalesced along whichever index of each
+## matrix has unit stride), and each of its mdimc x ndimc work-items accumulates
+## (mwg / mdimc) x (nwg / ndimc) outputs in registers, at rows tm + i * mdimc and columns
+## tn + j * ndimc (neighbouring work-items read neighbouring local memory words).
+## Inputs:
+##   name        kernel name
+##   dtype       storage dtype of A, B, C; acc_dtype the accumulator's (float16: float32;
+##               integers and bool: int32 or int64, wrapping as numpy's integer matmul)
+##   mwg nwg kwg work-group tile and k step; mdimc ndimc the work-group's shape
+##   a_fast      'm' or 'k': the index of A along which neighbouring work-items load
+##   b_fast      'k' or 'n': the same for B
+##   c_fast      'm' or 'n': the index of C neighbouring work-items store along
+##   guarded     bounds checks (M, N or K not multiples of the tile)
+##   use_beta    read C (beta != 0)
+##   pad         local memory padding per row (bank conflicts)
+## Arguments: M, N, K, alpha, beta, A pointer, offset, stride m, stride k, stride batch;
+## B pointer, offset, stride k, stride n, stride batch; C pointer, offset, stride m,
+## stride n, stride batch. Offsets and strides count elements.
+## Defines: __kernel void ${name}(...)
+<%! import gpuarr.kernels.cltypes as t %>\
+<%
+    T = t.ctype(acc_dtype)
+    S = t.storage(dtype)
+    load = lambda ptr, idx: t.convert(dtype, acc_dtype, t.load(dtype, ptr, idx))
+    floating = acc_dtype.startswith('float')
+    mwi, nwi = mwg // mdimc, nwg // ndimc
+    threads = mdimc * ndimc
+    a_loads = mwg * kwg // threads
+    b_loads = kwg * nwg // threads
+%>\
+${t.fp64_pragma([dtype, acc_dtype])}
+#pragma OPENCL FP_CONTRACT OFF
+
+__kernel __attribute__((reqd_work_group_size(${threads}, 1, 1)))
+void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T} beta,
+             __global const ${S} *A, const long a_off, const long a_sm, const long a_sk,
+             const long a_sb,
+             __global const ${S} *B, const long b_off, const long b_sk, const long b_sn,
+             const long b_sb,
+             __global ${S} *C, const long c_off, const long c_sm, const long c_sn,
+             const long c_sb)
+{
+    __local ${T} Alm[${kwg}][${mwg + pad}];
+    __local ${T} Blm[${kwg}][${nwg + pad}];
+    const int tid = get_local_id(0);
+% if c_fast == 'm':
+    const int tm = tid % ${mdimc}, tn = tid / ${mdimc};
+% else:
+    const int tm = tid / ${ndimc}, tn = tid % ${ndimc};
+% endif
+    const int bm = get_group_id(0) * ${mwg}, bn = get_group_id(1) * ${nwg};
+    const long batch = get_global_id(2);
+    A += a_off + batch * a_sb;
+    B += b_off + batch * b_sb;
+    C += c_off + batch * c_sb;
+    ${T} acc[${mwi}][${nwi}];
+% for i in range(mwi):
+% for j in range(nwi):
+    acc[${i}][${j}] = 0;
+% endfor
+% endfor
+    for (int k0 = 0; k0 < K; k0 += ${kwg}) {
+% for r in range(a_loads):
+        {
+            const int e = tid + ${r * threads};
+% if a_fast == 'm':
+            const int mm = e % ${mwg}, kk = e / ${mwg};
+% else:
+            const int kk = e % ${kwg}, mm = e / ${kwg};
+% endif
+            const int gm = bm + mm, gk = k0 + kk;
+% if guarded:
+            Alm[kk][mm] = (gm < M && gk < K) ? ${load('A', 'gm * a_sm + gk * a_sk')} : 0;
+% else:
+            Alm[kk][mm] = ${load('A', 'gm * a_sm + gk * a_sk')};
+% endif
+        }
+% endfor
+% for r in range(b_loads):
+        {
+            const int e = tid + ${r * threads};
+% if b_fast == 'n':
+            const int nn = e % ${nwg}, kk = e / ${nwg};
+% else:
+            const int kk = e % ${kwg}, nn = e / ${kwg};
+% endif
+            const int gn = bn + nn, gk = k0 + kk;
+% if guarded:
+            Blm[kk][nn] = (gn < N && gk < K) ? ${load('B', 'gk * b_sk + gn * b_sn')} : 0;
+% else:
+            Blm[kk][nn] = ${load('B', 'gk * b_sk + gn * b_sn')};
+% endif
+        }
+% endfor
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int kk = 0; kk < ${kwg}; ++kk) {
+            ${T} a[${mwi}], b[${nwi}];
+% for i in range(mwi):
+            a[${i}] = Alm[kk][tm + ${i * mdimc}];
+% endfor
+% for j in range(nwi):
+            b[${j}] = Blm[kk][tn + ${j * ndimc}];
+% endfor
+% for i in range(mwi):
+% for j in range(nwi):
+% if floating:
+            acc[${i}][${j}] = fma(a[${i}], b[${j}], acc[${i}][${j}]);
+% else:
+            acc[${i}][${j}] += a[${i}] * b[${j}];
+% endif
+% endfor
+% endfor
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+% for i in range(mwi):
+% for j in range(nwi):
+    {
+        const int gm = bm + tm + ${i * mdimc}, gn = bn + tn + ${j * ndimc};
+% if guarded:
+        if (gm < M && gn < N) {
+% else:
+        {
+% endif
+            const long at = gm * c_sm + gn * c_sn;
+% if use_beta:
+            const ${T} r = alpha * acc[${i}][${j}] + beta * ${load('C', 'at')};
+% else:
+            const ${T} r = alpha * acc[${i}][${j}];
+% endif
+            ${t.store(dtype, 'C', 'at', 'r', acc_dtype)}
+        }
+    }
+% endfor
+% endfor
+}
