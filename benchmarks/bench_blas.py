@@ -1,0 +1,93 @@
+"""GEMM and friends: gpuarr beside numpy (and CLBlast/cuBLAS via .device/anchors.py on the GPU
+machine), in TFLOP/s or GB/s.
+
+    python -m pytest benchmarks/bench_blas.py --benchmark-enable
+    python benchmarks/bench_blas.py [--device cl:nvidia] [--sizes 1024,2048]
+        [--tile mwg=128,nwg=128,kwg=16,mdimc=16,ndimc=16 ...]   (sweeps the big GEMM tile)
+"""
+
+import argparse
+import time
+
+import numpy as np
+import pytest
+from ratios import best_time, run_case
+
+import gpuarr as ga
+from gpuarr import blas
+
+SIZES = (1024, 2048)
+
+
+def workloads(ctx, sizes, dtypes=("float32", "float64")):
+    """name -> (flops or bytes, unit, {library: callable})."""
+    rng = np.random.default_rng(0)
+    cases = {}
+    for dt in dtypes:
+        if dt == "float64" and not ctx.fp64:
+            continue
+        for n in sizes:
+            h = rng.random((n, n)).astype(dt)
+            x = ga.asarray(h, context=ctx)
+            np.testing.assert_allclose((x @ x)[:64].get(), h[:64] @ h, rtol=1e-4)
+            fns = {"gpuarr": lambda x=x: (x @ x).sync()}
+            if n <= 2048:  # numpy's time on bigger ones says nothing new
+                fns["numpy"] = lambda h=h: h @ h
+            cases[f"{dt} gemm {n}"] = (2 * n**3, "TFLOP/s", fns)
+    batch = ga.asarray(rng.random((4096, 64, 64), dtype=np.float32), context=ctx)
+    one = batch[0]
+
+    def loop():
+        for i in range(batch.shape[0]):
+            blas.gemm(1.0, batch[i], one)
+        ctx.sync()
+
+    cases["batched 4096 x 64^3"] = (2 * 4096 * 64**3, "TFLOP/s", {
+        "gpuarr": lambda: blas.gemm_batched(1.0, batch, batch).sync(),
+        "python loop": loop})
+    return cases
+
+
+def print_table(cases, repeats):
+    for name, (work, unit, fns) in cases.items():
+        times = {lib: best_time(fn, repeats) for lib, fn in fns.items()}
+        cells = "  ".join(f"{lib} {work / t / 1e12 if unit == 'TFLOP/s' else work / t / 1e9:8.3f}"
+                          for lib, t in times.items())
+        print(f"{name:28s} {unit:8s} {cells}   others/gpuarr time: " + " ".join(
+            f"{times[lib] / times['gpuarr']:.2f}" for lib in times if lib != "gpuarr"))
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return {k: (w, fns) for k, (w, _, fns) in workloads(ga.get_context(), SIZES).items()}
+
+
+@pytest.mark.parametrize("name", [f"float32 gemm {n}" for n in SIZES])
+@pytest.mark.parametrize("lib", ["gpuarr", "numpy"])
+def test_gemm(benchmark, cases, name, lib):
+    run_case(benchmark, cases, name, lib)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--sizes", default="1024,2048")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--tile", action="append", default=[])
+    args = parser.parse_args()
+    ctx = ga.get_context(args.device)
+    print(f"device {ctx.devname}: {ctx.device.describe()}")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    cls = blas.device_class(ctx)
+    for tile in args.tile or [None]:
+        if tile:
+            blas.GEMM_TILES[cls]["big"] = dict(blas.GEMM_TILES[cls]["big"], **{
+                k: int(v) for k, v in (kv.split("=") for kv in tile.split(","))})
+            print("big tile:", blas.GEMM_TILES[cls]["big"])
+        t0 = time.perf_counter()
+        print_table(workloads(ctx, sizes), args.repeats)
+        print(f"({time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
