@@ -20,12 +20,17 @@ from .reduction import ReductionKernel, device_class
 from .ufuncs import UFUNCS
 
 # Work-group tile (mwg x nwg, k step kwg), work-group shape (mdimc x ndimc) and local memory
-# padding, by device class; "small" serves matrices with M or N under the big tile.
+# padding, options of kernels/gemm.cl.mako (blocked, prefetch), by device class; "small"
+# serves matrices with M or N under the big tile.
 GEMM_TILES = {
-    "gpu": {"big": dict(mwg=128, nwg=128, kwg=16, mdimc=16, ndimc=16, pad=0),
-            "small": dict(mwg=32, nwg=32, kwg=16, mdimc=8, ndimc=8, pad=0)},
-    "cpu": {"big": dict(mwg=64, nwg=64, kwg=16, mdimc=8, ndimc=8, pad=0),
-            "small": dict(mwg=16, nwg=16, kwg=16, mdimc=4, ndimc=4, pad=0)},
+    "gpu": {"big": dict(mwg=128, nwg=128, kwg=8, mdimc=16, ndimc=16, pad=0, blocked=0,
+                        prefetch=0),
+            "small": dict(mwg=32, nwg=32, kwg=16, mdimc=8, ndimc=8, pad=0, blocked=0,
+                          prefetch=0)},
+    "cpu": {"big": dict(mwg=64, nwg=64, kwg=16, mdimc=8, ndimc=8, pad=0, blocked=0,
+                        prefetch=0),
+            "small": dict(mwg=16, nwg=16, kwg=16, mdimc=4, ndimc=4, pad=0, blocked=0,
+                          prefetch=0)},
 }
 
 _REAL = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64))

@@ -3,8 +3,7 @@
 ## A work-group computes an mwg x nwg tile of C: it stages kwg-deep slices of A and B in
 ## local memory (loaded by all its work-items, coalesced along whichever index of each
 ## matrix has unit stride), and each of its mdimc x ndimc work-items accumulates
-## (mwg / mdimc) x (nwg / ndimc) outputs in registers, at rows tm + i * mdimc and columns
-## tn + j * ndimc (neighbouring work-items read neighbouring local memory words).
+## (mwg / mdimc) x (nwg / ndimc) outputs in registers.
 ## Inputs:
 ##   name        kernel name
 ##   dtype       storage dtype of A, B, C; acc_dtype the accumulator's (float16: float32;
@@ -16,6 +15,9 @@
 ##   guarded     bounds checks (M, N or K not multiples of the tile)
 ##   use_beta    read C (beta != 0)
 ##   pad         local memory padding per row (bank conflicts)
+##   blocked     a work-item's outputs are contiguous blocks of rows and columns (its local
+##               memory reads can be vector reads) instead of rows tm + i * mdimc
+##   prefetch    fetch the next k slice into registers while multiplying this one
 ## Arguments: M, N, K, alpha, beta, A pointer, offset, stride m, stride k, stride batch;
 ## B pointer, offset, stride k, stride n, stride batch; C pointer, offset, stride m,
 ## stride n, stride batch. Offsets and strides count elements.
@@ -26,6 +28,9 @@
     S = t.storage(dtype)
     load = lambda ptr, idx: t.convert(dtype, acc_dtype, t.load(dtype, ptr, idx))
     floating = acc_dtype.startswith('float')
+    # the rows and columns of a work-item's outputs within the tile
+    row = (lambda i: f'tm * {mwi} + {i}') if blocked else (lambda i: f'tm + {i * mdimc}')
+    col = (lambda j: f'tn * {nwi} + {j}') if blocked else (lambda j: f'tn + {j * ndimc}')
     mwi, nwi = mwg // mdimc, nwg // ndimc
     threads = mdimc * ndimc
     a_loads = mwg * kwg // threads
@@ -62,7 +67,8 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
     acc[${i}][${j}] = 0;
 % endfor
 % endfor
-    for (int k0 = 0; k0 < K; k0 += ${kwg}) {
+<%def name="fetch(k0)">\
+## the A and B elements of this work-item for the slice at ${k0}, into registers
 % for r in range(a_loads):
         {
             const int e = tid + ${r * threads};
@@ -71,11 +77,11 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 % else:
             const int kk = e % ${kwg}, mm = e / ${kwg};
 % endif
-            const int gm = bm + mm, gk = k0 + kk;
+            const int gm = bm + mm, gk = ${k0} + kk;
 % if guarded:
-            Alm[kk][mm] = (gm < M && gk < K) ? ${load('A', 'gm * a_sm + gk * a_sk')} : 0;
+            ra${r} = (gm < M && gk < K) ? ${load('A', 'gm * a_sm + gk * a_sk')} : 0;
 % else:
-            Alm[kk][mm] = ${load('A', 'gm * a_sm + gk * a_sk')};
+            ra${r} = ${load('A', 'gm * a_sm + gk * a_sk')};
 % endif
         }
 % endfor
@@ -87,22 +93,62 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 % else:
             const int kk = e % ${kwg}, nn = e / ${kwg};
 % endif
-            const int gn = bn + nn, gk = k0 + kk;
+            const int gn = bn + nn, gk = ${k0} + kk;
 % if guarded:
-            Blm[kk][nn] = (gn < N && gk < K) ? ${load('B', 'gk * b_sk + gn * b_sn')} : 0;
+            rb${r} = (gn < N && gk < K) ? ${load('B', 'gk * b_sk + gn * b_sn')} : 0;
 % else:
-            Blm[kk][nn] = ${load('B', 'gk * b_sk + gn * b_sn')};
+            rb${r} = ${load('B', 'gk * b_sk + gn * b_sn')};
 % endif
         }
 % endfor
+</%def>\
+<%def name="stage()">\
+## the registers of fetch() into local memory
+% for r in range(a_loads):
+        {
+            const int e = tid + ${r * threads};
+% if a_fast == 'm':
+            Alm[e / ${mwg}][e % ${mwg}] = ra${r};
+% else:
+            Alm[e % ${kwg}][e / ${kwg}] = ra${r};
+% endif
+        }
+% endfor
+% for r in range(b_loads):
+        {
+            const int e = tid + ${r * threads};
+% if b_fast == 'n':
+            Blm[e / ${nwg}][e % ${nwg}] = rb${r};
+% else:
+            Blm[e % ${kwg}][e / ${kwg}] = rb${r};
+% endif
+        }
+% endfor
+</%def>\
+    ${T} ${', '.join([f'ra{r}' for r in range(a_loads)] + [f'rb{r}' for r in range(b_loads)])};
+% if prefetch:
+    // the next slice is fetched from global memory while this one is multiplied
+${fetch('0')}\
+% endif
+    for (int k0 = 0; k0 < K; k0 += ${kwg}) {
+% if prefetch:
+${stage()}\
         barrier(CLK_LOCAL_MEM_FENCE);
+        if (k0 + ${kwg} < K) {
+${fetch('k0 + ' + str(kwg))}\
+        }
+% else:
+${fetch('k0')}\
+${stage()}\
+        barrier(CLK_LOCAL_MEM_FENCE);
+% endif
         for (int kk = 0; kk < ${kwg}; ++kk) {
             ${T} a[${mwi}], b[${nwi}];
 % for i in range(mwi):
-            a[${i}] = Alm[kk][tm + ${i * mdimc}];
+            a[${i}] = Alm[kk][${row(i)}];
 % endfor
 % for j in range(nwi):
-            b[${j}] = Blm[kk][tn + ${j * ndimc}];
+            b[${j}] = Blm[kk][${col(j)}];
 % endfor
 % for i in range(mwi):
 % for j in range(nwi):
@@ -119,7 +165,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 % for i in range(mwi):
 % for j in range(nwi):
     {
-        const int gm = bm + tm + ${i * mdimc}, gn = bn + tn + ${j * ndimc};
+        const int gm = bm + ${row(i)}, gn = bn + ${col(j)};
 % if guarded:
         if (gm < M && gn < N) {
 % else:
