@@ -21,13 +21,15 @@ from .ufuncs import UFUNCS
 
 # Work-group tile (mwg x nwg, k step kwg), work-group shape (mdimc x ndimc) and local memory
 # padding, options of kernels/gemm.cl.mako (blocked, prefetch), by device class; "small"
-# serves matrices with M or N under the big tile.
+# serves matrices with M or N under the big tile. CPUs take kernels/gemm_direct.cl.mako for
+# float32/64 ("direct": outputs per work-item). Measured with benchmarks/bench_blas.py.
 GEMM_TILES = {
     "gpu": {"big": dict(mwg=128, nwg=128, kwg=8, mdimc=16, ndimc=16, pad=0, blocked=0,
-                        prefetch=0),
+                        prefetch=1),
             "small": dict(mwg=32, nwg=32, kwg=16, mdimc=8, ndimc=8, pad=0, blocked=0,
                           prefetch=0)},
-    "cpu": {"big": dict(mwg=64, nwg=64, kwg=16, mdimc=8, ndimc=8, pad=0, blocked=0,
+    "cpu": {"direct": {"float32": dict(mwi=8, nwi=16), "float64": dict(mwi=8, nwi=8)},
+            "big": dict(mwg=64, nwg=64, kwg=16, mdimc=8, ndimc=8, pad=0, blocked=0,
                         prefetch=0),
             "small": dict(mwg=16, nwg=16, kwg=16, mdimc=4, ndimc=4, pad=0, blocked=0,
                           prefetch=0)},
@@ -70,9 +72,14 @@ def gemm_into(alpha, a, b, beta, c):
     dtypes.check_device(dt, ctx)
     if k == 0:  # an empty sum: beta * c
         return c.fill(0) if beta == 0 else c._assign(UFUNCS["multiply"](c, beta))
-    a_sb, a_sm, a_sk = _elements(a)
-    b_sb, b_sk, b_sn = _elements(b)
-    c_sb, c_sm, c_sn = _elements(c)
+    direct = device_class(ctx) == "cpu" and dt in _REAL[1:]
+    if direct and b.strides[2] != b.itemsize:
+        b = b.copy()  # O(K N) so that rows of B load as vectors
+    if direct:
+        return _gemm_direct(ctx, alpha, a, b, beta, c)
+    _, a_sm, a_sk = _elements(a)
+    _, b_sk, b_sn = _elements(b)
+    _, c_sm, c_sn = _elements(c)
     tile = _tile(ctx, m, n)
     guarded = bool(m % tile["mwg"] or n % tile["nwg"] or k % tile["kwg"])
     params = dict(tile, dtype=dt.name, acc_dtype=acc.name, guarded=guarded,
@@ -86,16 +93,34 @@ def gemm_into(alpha, a, b, beta, c):
                                                 name="gemm", **params)
     threads = tile["mdimc"] * tile["ndimc"]
     size = (-(-m // tile["mwg"]) * threads, -(-n // tile["nwg"]), batch)
-    args = [m, n, k, alpha, beta,
-            a.storage.buffer, a.offset // a.itemsize, a_sm, a_sk, a_sb,
-            b.storage.buffer, b.offset // b.itemsize, b_sk, b_sn, b_sb,
-            c.storage.buffer, c.offset // c.itemsize, c_sm, c_sn, c_sb]
+    return _launch(ctx, kernel, size, (threads, 1, 1), alpha, a, b, beta, c)
+
+
+def _launch(ctx, kernel, size, local, alpha, a, b, beta, c):
+    args = [c.shape[1], c.shape[2], a.shape[2], alpha, beta]
+    for x in (a, b, c):
+        sb, s1, s2 = _elements(x)
+        args += [x.storage.buffer, x.offset // x.itemsize, s1, s2, sb]
     queue = ctx.queue
     wait_for = [e for x in (a, b, c) for e in x.storage.wait_list(queue)]
     with ctx.launch_lock:
-        event = kernel(queue, size, (threads, 1, 1), *args, wait_for=wait_for or None)
+        event = kernel(queue, size, local, *args, wait_for=wait_for or None)
     c.storage.written(event, queue)
     return c
+
+
+def _gemm_direct(ctx, alpha, a, b, beta, c):
+    """The CPU kernel (kernels/gemm_direct.cl.mako): B has unit stride along n."""
+    batch, m, n = c.shape
+    shape = GEMM_TILES["cpu"]["direct"][c.dtype.name]
+    params = dict(shape, dtype=c.dtype.name, use_beta=beta != 0,
+                  c_unit=c.strides[2] == c.itemsize)
+    key = ("gemm_direct", tuple(sorted(params.items())))
+    arg_dtypes = [np.int32] * 3 + [c.dtype.type] * 2 + ([None] + [np.int64] * 4) * 3
+    kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemm_direct.cl.mako", arg_dtypes,
+                                                name="gemm_direct", **params)
+    size = (-(-n // shape["nwi"]), -(-m // shape["mwi"]), batch)
+    return _launch(ctx, kernel, size, None, alpha, a, b, beta, c)
 
 
 def _as_batch(x):

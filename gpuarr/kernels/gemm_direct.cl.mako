@@ -1,0 +1,70 @@
+## GEMM without local memory, for CPUs: C[m, n] = alpha * sum_k A[m, k] * B[k, n] + beta * C.
+## A work-item computes mwi rows x nwi columns of C as mwi vectors of nwi: per k it loads one
+## vector of B's row k (unit stride along n) and broadcasts mwi elements of A into it, the
+## shape of a BLAS micro-kernel, which the CPU runs as vector FMAs. Work-items at the ragged
+## edges of C take a scalar loop. Batched over dimension 2 of the launch.
+## Inputs: name; dtype ('float32' or 'float64'); mwi, nwi (a vector width: 2, 4, 8, 16);
+##   c_unit (C has unit stride along n: vector stores); use_beta (read C).
+## Arguments: as kernels/gemm.cl.mako (M, N, K, alpha, beta, then A, B, C each as pointer,
+##   offset, two strides and a batch stride; B's stride along n must be 1).
+## Defines: __kernel void ${name}(...)
+<%! import gpuarr.kernels.cltypes as t %>\
+<%
+    T = t.ctype(dtype)
+    V = T + str(nwi)
+%>\
+${t.fp64_pragma([dtype])}
+#pragma OPENCL FP_CONTRACT OFF
+
+__kernel void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T} beta,
+                      __global const ${T} *A, const long a_off, const long a_sm, const long a_sk,
+                      const long a_sb,
+                      __global const ${T} *B, const long b_off, const long b_sk, const long b_sn,
+                      const long b_sb,
+                      __global ${T} *C, const long c_off, const long c_sm, const long c_sn,
+                      const long c_sb)
+{
+    const int n0 = get_global_id(0) * ${nwi}, m0 = get_global_id(1) * ${mwi};
+    const long batch = get_global_id(2);
+    A += a_off + batch * a_sb;
+    B += b_off + batch * b_sb;
+    C += c_off + batch * c_sb;
+    if (n0 + ${nwi} <= N && m0 + ${mwi} <= M) {
+% for i in range(mwi):
+        ${V} c${i} = 0;
+        __global const ${T} *a${i} = A + (m0 + ${i}) * a_sm;
+% endfor
+        for (int k = 0; k < K; ++k) {
+            const ${V} b = vload${nwi}(0, B + k * b_sk + n0);
+% for i in range(mwi):
+            c${i} = fma((${V})(a${i}[k * a_sk]), b, c${i});
+% endfor
+        }
+% for i in range(mwi):
+        {
+            __global ${T} *row = C + (m0 + ${i}) * c_sm;
+% if c_unit:
+            ${V} r = alpha * c${i};
+% if use_beta:
+            r += beta * vload${nwi}(0, row + n0);
+% endif
+            vstore${nwi}(r, 0, row + n0);
+% else:
+% for j in range(nwi):
+            row[(n0 + ${j}) * c_sn] = alpha * c${i}.s${'%x' % j}${' + beta * row[(n0 + %d) * c_sn]' % j if use_beta else ''};
+% endfor
+% endif
+        }
+% endfor
+        return;
+    }
+    // the ragged edge: one element at a time
+    for (int m = m0; m < min(m0 + ${mwi}, M); ++m)
+        for (int n = n0; n < min(n0 + ${nwi}, N); ++n) {
+            ${T} s = 0;
+            for (int k = 0; k < K; ++k)
+                s = fma(A[m * a_sm + k * a_sk], B[k * b_sk + n], s);
+            const long at = m * c_sm + n * c_sn;
+            C[at] = alpha * s${' + beta * C[at]' if use_beta else ''};
+        }
+}
