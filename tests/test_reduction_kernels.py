@@ -393,7 +393,8 @@ def test_user_float16_accumulator(ctx):
     """ReductionKernel / ScanKernel with dtype float16 (accumulated in float). In a subprocess:
     this once wrote floats into float16 buffers (the CPU's row bands, the scan's chunk
     totals): wrong results and out-of-bounds writes that corrupted the heap."""
-    env = dict(os.environ, PYTHONPATH=str(Path(ga.__file__).resolve().parents[1]))
+    path = [str(Path(ga.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)))
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_HALF_SCRIPT).format(
         device=ctx.device.name)], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0 and "ALL-OK" in proc.stdout, (proc.returncode, proc.stdout,
