@@ -1,11 +1,15 @@
-"""Reductions over any axes: one kernel family (kernels/reduction.cl.mako), numpy's rules.
+"""Reductions over any axes: one kernel family (kernels/reduction.cl.mako), numpy's rules;
+scans (kernels/scan.cl.mako); ReductionKernel and ScanKernel for user operations.
 
-The reduced axes and the kept axes are collapsed separately. Each output is then a
-reduction of `n` elements at `in_base(o) + k * stride`: a work-group per output when the
-reduced axis is the inner one (coalesced, a tree in local memory), a work-item per output
-when it is the outer one (neighbouring work-items read neighbouring addresses), and two
-stages for a single output. The decomposition depends only on the layout, so the same input
-gives the same bits.
+The reduced axes and the kept axes are collapsed separately; each output o then reduces n
+elements at in_base(o) + k * stride, cut into parts when there are too few outputs to fill
+the device. The decomposition (see _decompose and TUNING) follows the layout: on GPUs a
+work-group per (output, part) when the reduced axis is inner (coalesced, vector loads, a
+tree in local memory; the last group of an output reduces the partials in the same launch),
+a work-item per (output, part) when it is outer; on CPUs a work-item with unrolled
+accumulators (inner), or bands of output rows accumulated a row of input at a time (outer).
+It depends only on the layout and the device, so the same input gives the same bits. The
+launches of a layout are worked out once and kept on the context.
 """
 
 import builtins
