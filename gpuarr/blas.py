@@ -20,18 +20,18 @@ from .reduction import ReductionKernel, device_class
 from .ufuncs import UFUNCS
 
 # Work-group tile (mwg x nwg, k step kwg), work-group shape (mdimc x ndimc) and local memory
-# padding, options of kernels/gemm.cl.mako (blocked, prefetch), by device class; "small"
+# padding, options of kernels/gemm.cl.mako (vw, prefetch), by device class; "small"
 # serves matrices with M or N under the big tile. CPUs take kernels/gemm_direct.cl.mako for
 # float32/64 ("direct": outputs per work-item). Measured with benchmarks/bench_blas.py.
 GEMM_TILES = {
-    "gpu": {"big": dict(mwg=128, nwg=128, kwg=8, mdimc=16, ndimc=16, pad=0, blocked=0,
+    "gpu": {"big": dict(mwg=128, nwg=128, kwg=8, mdimc=16, ndimc=16, pad=0, vw=1,
                         prefetch=1),
-            "small": dict(mwg=32, nwg=32, kwg=16, mdimc=8, ndimc=8, pad=0, blocked=0,
+            "small": dict(mwg=32, nwg=32, kwg=16, mdimc=8, ndimc=8, pad=0, vw=1,
                           prefetch=0)},
     "cpu": {"direct": {"float32": dict(mwi=8, nwi=16), "float64": dict(mwi=8, nwi=8)},
-            "big": dict(mwg=64, nwg=64, kwg=16, mdimc=8, ndimc=8, pad=0, blocked=0,
+            "big": dict(mwg=64, nwg=64, kwg=16, mdimc=8, ndimc=8, pad=0, vw=1,
                         prefetch=0),
-            "small": dict(mwg=16, nwg=16, kwg=16, mdimc=4, ndimc=4, pad=0, blocked=0,
+            "small": dict(mwg=16, nwg=16, kwg=16, mdimc=4, ndimc=4, pad=0, vw=1,
                           prefetch=0)},
 }
 

@@ -15,8 +15,9 @@
 ##   guarded     bounds checks (M, N or K not multiples of the tile)
 ##   use_beta    read C (beta != 0)
 ##   pad         local memory padding per row (bank conflicts)
-##   blocked     a work-item's outputs are contiguous blocks of rows and columns (its local
-##               memory reads can be vector reads) instead of rows tm + i * mdimc
+##   vw          a work-item's rows are runs of vw at tm * vw + r * mdimc * vw (columns
+##               alike), read from local memory as vectors of vw (1: rows tm + i * mdimc);
+##               neighbouring work-items read neighbouring vectors (no bank conflicts)
 ##   prefetch    fetch the next k slice into registers while multiplying this one
 ## Arguments: M, N, K, alpha, beta, A pointer, offset, stride m, stride k, stride batch;
 ## B pointer, offset, stride k, stride n, stride batch; C pointer, offset, stride m,
@@ -29,8 +30,10 @@
     load = lambda ptr, idx: t.convert(dtype, acc_dtype, t.load(dtype, ptr, idx))
     floating = acc_dtype.startswith('float')
     # the rows and columns of a work-item's outputs within the tile
-    row = (lambda i: f'tm * {mwi} + {i}') if blocked else (lambda i: f'tm + {i * mdimc}')
-    col = (lambda j: f'tn * {nwi} + {j}') if blocked else (lambda j: f'tn + {j * ndimc}')
+    row = lambda i: f'{i // vw * mdimc * vw + i % vw} + tm * {vw}'
+    col = lambda j: f'{j // vw * ndimc * vw + j % vw} + tn * {vw}'
+    TV = T + str(vw) if vw > 1 else T
+    assert mwi % vw == 0 and nwi % vw == 0 and pad % vw == 0, "vw must divide mwi, nwi, pad"
     mwi, nwi = mwg // mdimc, nwg // ndimc
     threads = mdimc * ndimc
     a_loads = mwg * kwg // threads
@@ -48,8 +51,11 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
              __global ${S} *C, const long c_off, const long c_sm, const long c_sn,
              const long c_sb)
 {
-    __local ${T} Alm[${kwg}][${mwg + pad}];
-    __local ${T} Blm[${kwg}][${nwg + pad}];
+    // declared as vectors so that vector reads are aligned; written as scalars
+    __local ${TV} Alm_v[${kwg}][${(mwg + pad) // vw}];
+    __local ${TV} Blm_v[${kwg}][${(nwg + pad) // vw}];
+    __local ${T} (*Alm)[${mwg + pad}] = (__local ${T} (*)[${mwg + pad}])Alm_v;
+    __local ${T} (*Blm)[${nwg + pad}] = (__local ${T} (*)[${nwg + pad}])Blm_v;
     const int tid = get_local_id(0);
 % if c_fast == 'm':
     const int tm = tid % ${mdimc}, tn = tid / ${mdimc};
@@ -144,12 +150,27 @@ ${stage()}\
 % endif
         for (int kk = 0; kk < ${kwg}; ++kk) {
             ${T} a[${mwi}], b[${nwi}];
+% if vw > 1:
+% for r in range(mwi // vw):
+            const ${TV} av${r} = Alm_v[kk][${r * mdimc} + tm];
+% for c in range(vw):
+            a[${r * vw + c}] = av${r}.s${c};
+% endfor
+% endfor
+% for r in range(nwi // vw):
+            const ${TV} bv${r} = Blm_v[kk][${r * ndimc} + tn];
+% for c in range(vw):
+            b[${r * vw + c}] = bv${r}.s${c};
+% endfor
+% endfor
+% else:
 % for i in range(mwi):
             a[${i}] = Alm[kk][${row(i)}];
 % endfor
 % for j in range(nwi):
             b[${j}] = Blm[kk][${col(j)}];
 % endfor
+% endif
 % for i in range(mwi):
 % for j in range(nwi):
 % if floating:
