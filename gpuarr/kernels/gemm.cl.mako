@@ -33,8 +33,8 @@
     row = lambda i: f'{i // vw * mdimc * vw + i % vw} + tm * {vw}'
     col = lambda j: f'{j // vw * ndimc * vw + j % vw} + tn * {vw}'
     TV = T + str(vw) if vw > 1 else T
-    assert mwi % vw == 0 and nwi % vw == 0 and pad % vw == 0, "vw must divide mwi, nwi, pad"
     mwi, nwi = mwg // mdimc, nwg // ndimc
+    assert mwi % vw == 0 and nwi % vw == 0 and pad % vw == 0, "vw must divide mwi, nwi, pad"
     threads = mdimc * ndimc
     a_loads = mwg * kwg // threads
     b_loads = kwg * nwg // threads
