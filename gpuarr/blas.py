@@ -24,7 +24,7 @@ from .ufuncs import UFUNCS
 # serves matrices with M or N under the big tile. CPUs take kernels/gemm_direct.cl.mako for
 # float32/64 ("direct": outputs per work-item). Measured with benchmarks/bench_blas.py.
 GEMM_TILES = {
-    "gpu": {"big": dict(mwg=128, nwg=128, kwg=8, mdimc=16, ndimc=16, pad=0, vw=1,
+    "gpu": {"big": dict(mwg=128, nwg=128, kwg=8, mdimc=16, ndimc=16, pad=0, vw=2,
                         prefetch=1),
             "small": dict(mwg=32, nwg=32, kwg=16, mdimc=8, ndimc=8, pad=0, vw=1,
                           prefetch=0)},
