@@ -34,6 +34,20 @@ def workloads(ctx, sizes, dtypes=("float32", "float64")):
             if n <= 2048:  # numpy's time on bigger ones says nothing new
                 fns["numpy"] = lambda h=h: h @ h
             cases[f"{dt} gemm {n}"] = (2 * n**3, "TFLOP/s", fns)
+    side = max(sizes) * 2
+    hm = rng.random((side, side), dtype=np.float32)
+    hv = rng.random(side, dtype=np.float32)
+    mat, vec = ga.asarray(hm, context=ctx), ga.asarray(hv, context=ctx)
+    np.testing.assert_allclose(blas.gemv(1.0, mat, vec)[:64].get(), hm[:64] @ hv, rtol=1e-4)
+    copy = ga.empty_like(mat)
+
+    def buffer_copy():
+        copy._assign(mat)
+        ctx.sync()
+
+    cases[f"gemv {side} (read GB/s)"] = (4 * side * side, "GB/s", {
+        "gpuarr": lambda: blas.gemv(1.0, mat, vec).sync(),
+        "copy (read+write / 2)": buffer_copy})
     batch = ga.asarray(rng.random((4096, 64, 64), dtype=np.float32), context=ctx)
     one = batch[0]
 

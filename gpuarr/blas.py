@@ -21,13 +21,16 @@ from .ufuncs import UFUNCS
 
 # Work-group tile (mwg x nwg, k step kwg), work-group shape (mdimc x ndimc) and local memory
 # padding, options of kernels/gemm.cl.mako (vw, prefetch), by device class; "small"
-# serves matrices with M or N under the big tile. CPUs take kernels/gemm_direct.cl.mako for
-# float32/64 ("direct": outputs per work-item). Measured with benchmarks/bench_blas.py.
+# serves matrices with M or N under the big tile, "column" products with one column (gemv).
+# CPUs take kernels/gemm_direct.cl.mako for float32/64 ("direct": outputs per work-item).
+# Measured with benchmarks/bench_blas.py.
 GEMM_TILES = {
     "gpu": {"big": dict(mwg=128, nwg=128, kwg=8, mdimc=16, ndimc=16, pad=0, vw=2,
                         prefetch=1),
             "small": dict(mwg=32, nwg=32, kwg=16, mdimc=8, ndimc=8, pad=0, vw=1,
-                          prefetch=0)},
+                          prefetch=0),
+            "column": dict(mwg=256, nwg=1, kwg=32, mdimc=256, ndimc=1, pad=0, vw=1,
+                           prefetch=1)},
     "cpu": {"direct": {"float32": dict(mwi=8, nwi=16), "float64": dict(mwi=8, nwi=8)},
             "big": dict(mwg=64, nwg=64, kwg=16, mdimc=8, ndimc=8, pad=0, vw=1,
                         prefetch=0),
@@ -50,6 +53,8 @@ def _acc_dtype(dt):
 
 def _tile(ctx, m, n):
     tiles = GEMM_TILES[device_class(ctx)]
+    if n == 1 and "column" in tiles:
+        return tiles["column"]
     big = tiles["big"]
     return tiles["big" if m >= big["mwg"] and n >= big["nwg"] else "small"]
 
@@ -77,6 +82,8 @@ def gemm_into(alpha, a, b, beta, c):
         b = b.copy()  # O(K N) so that rows of B load as vectors
     if direct:
         return _gemm_direct(ctx, alpha, a, b, beta, c)
+    if m == 1 and n > 1:  # a row times a matrix: the transposed problem has one column
+        return gemm_into(alpha, b.swapaxes(1, 2), a.swapaxes(1, 2), beta, c.swapaxes(1, 2))
     _, a_sm, a_sk = _elements(a)
     _, b_sk, b_sn = _elements(b)
     _, c_sm, c_sn = _elements(c)

@@ -36,8 +36,11 @@
     mwi, nwi = mwg // mdimc, nwg // ndimc
     assert mwi % vw == 0 and nwi % vw == 0 and pad % vw == 0, "vw must divide mwi, nwi, pad"
     threads = mdimc * ndimc
-    a_loads = mwg * kwg // threads
-    b_loads = kwg * nwg // threads
+    a_loads = -(-mwg * kwg // threads)
+    b_loads = -(-kwg * nwg // threads)
+    # where a tile has fewer elements than loads (a one-column B), the extra ones skip
+    a_part = mwg * kwg % threads != 0
+    b_part = kwg * nwg % threads != 0
 %>\
 ${t.fp64_pragma([dtype, acc_dtype])}
 #pragma OPENCL FP_CONTRACT OFF
@@ -76,7 +79,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 <%def name="fetch(k0)">\
 ## the A and B elements of this work-item for the slice at ${k0}, into registers
 % for r in range(a_loads):
-        {
+        ${'if (tid + %d < %d)' % (r * threads, mwg * kwg) if a_part else ''}{
             const int e = tid + ${r * threads};
 % if a_fast == 'm':
             const int mm = e % ${mwg}, kk = e / ${mwg};
@@ -92,7 +95,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
         }
 % endfor
 % for r in range(b_loads):
-        {
+        ${'if (tid + %d < %d)' % (r * threads, kwg * nwg) if b_part else ''}{
             const int e = tid + ${r * threads};
 % if b_fast == 'n':
             const int nn = e % ${nwg}, kk = e / ${nwg};
@@ -111,7 +114,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 <%def name="stage()">\
 ## the registers of fetch() into local memory
 % for r in range(a_loads):
-        {
+        ${'if (tid + %d < %d)' % (r * threads, mwg * kwg) if a_part else ''}{
             const int e = tid + ${r * threads};
 % if a_fast == 'm':
             Alm[e / ${mwg}][e % ${mwg}] = ra${r};
@@ -121,7 +124,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
         }
 % endfor
 % for r in range(b_loads):
-        {
+        ${'if (tid + %d < %d)' % (r * threads, kwg * nwg) if b_part else ''}{
             const int e = tid + ${r * threads};
 % if b_fast == 'n':
             Blm[e / ${nwg}][e % ${nwg}] = rb${r};
