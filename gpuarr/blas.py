@@ -29,7 +29,7 @@ GEMM_TILES = {
                         prefetch=1),
             "small": dict(mwg=32, nwg=32, kwg=16, mdimc=8, ndimc=8, pad=0, vw=1,
                           prefetch=0),
-            "column": dict(mwg=256, nwg=1, kwg=32, mdimc=256, ndimc=1, pad=0, vw=1,
+            "column": dict(mwg=128, nwg=1, kwg=32, mdimc=128, ndimc=1, pad=0, vw=1,
                            prefetch=1)},
     "cpu": {"direct": {"float32": dict(mwi=8, nwi=16), "float64": dict(mwi=8, nwi=8)},
             "big": dict(mwg=64, nwg=64, kwg=16, mdimc=8, ndimc=8, pad=0, vw=1,
