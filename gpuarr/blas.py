@@ -126,7 +126,7 @@ def _gemm_direct(ctx, alpha, a, b, beta, c):
     arg_dtypes = [np.int32] * 3 + [c.dtype.type] * 2 + ([None] + [np.int64] * 4) * 3
     kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemm_direct.cl.mako", arg_dtypes,
                                                 name="gemm_direct", **params)
-    size = (-(-n // shape["nwi"]), -(-m // shape["mwi"]), batch)
+    size = (-(-m // shape["mwi"]), -(-n // shape["nwi"]), batch)
     return _launch(ctx, kernel, size, None, alpha, a, b, beta, c)
 
 

@@ -24,7 +24,7 @@ __kernel void ${name}(const int M, const int N, const int K, const ${T} alpha, c
                       __global ${T} *C, const long c_off, const long c_sm, const long c_sn,
                       const long c_sb)
 {
-    const int n0 = get_global_id(0) * ${nwi}, m0 = get_global_id(1) * ${mwi};
+    const int m0 = get_global_id(0) * ${mwi}, n0 = get_global_id(1) * ${nwi};
     const long batch = get_global_id(2);
     A += a_off + batch * a_sb;
     B += b_off + batch * b_sb;
