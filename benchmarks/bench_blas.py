@@ -4,9 +4,11 @@ machine), in TFLOP/s or GB/s.
     python -m pytest benchmarks/bench_blas.py --benchmark-enable
     python benchmarks/bench_blas.py [--device cl:nvidia] [--sizes 1024,2048]
         [--tile mwg=128,nwg=128,kwg=16,mdimc=16,ndimc=16 ...]   (sweeps the big GEMM tile)
+        [--gemv local=256,unroll=4,vector_bytes=16,least_row_items=32 ...]   (GEMV_SHAPES)
 """
 
 import argparse
+import itertools
 import time
 
 import numpy as np
@@ -88,19 +90,28 @@ def main():
     parser.add_argument("--sizes", default="1024,2048")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--tile", action="append", default=[])
+    parser.add_argument("--gemv", action="append", default=[])
     args = parser.parse_args()
     ctx = ga.get_context(args.device)
     print(f"device {ctx.devname}: {ctx.device.describe()}")
     sizes = [int(s) for s in args.sizes.split(",")]
     cls = blas.device_class(ctx)
-    for tile in args.tile or [None]:
+    gemv_shape = blas.GEMV_SHAPES[cls]
+    for tile, shape in itertools.product(args.tile or [None], args.gemv or [None]):
         if tile:
-            blas.GEMM_TILES[cls]["big"] = dict(blas.GEMM_TILES[cls]["big"], **{
-                k: int(v) for k, v in (kv.split("=") for kv in tile.split(","))})
+            blas.GEMM_TILES[cls]["big"] = dict(blas.GEMM_TILES[cls]["big"], **_ints(tile))
             print("big tile:", blas.GEMM_TILES[cls]["big"])
+        if shape:
+            blas.GEMV_SHAPES[cls] = dict(gemv_shape, **_ints(shape))
+            print("gemv shape:", blas.GEMV_SHAPES[cls])
         t0 = time.perf_counter()
         print_table(workloads(ctx, sizes), args.repeats)
         print(f"({time.perf_counter() - t0:.1f} s)")
+
+
+def _ints(text):
+    """'a=1,b=2' -> {'a': 1, 'b': 2}"""
+    return {k: int(v) for k, v in (kv.split("=") for kv in text.split(","))}
 
 
 if __name__ == "__main__":

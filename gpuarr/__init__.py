@@ -29,6 +29,7 @@ from .array import (
 )
 from .blas import FUNCTIONS as _PRODUCTS
 from .context import Context, DeviceInfo, contexts, get_context, init, list_devices
+from .einsum import einsum
 from .elemwise import ElemwiseKernel
 from .fusion import fuse
 from .reduction import FUNCTIONS as _REDUCTIONS
@@ -47,6 +48,6 @@ __all__ = [
     "expand_dims", "full", "full_like", "get_context", "init", "list_devices", "ones",
     "ones_like", "ravel", "reshape", "squeeze", "swapaxes", "transpose", "zeros", "zeros_like",
     "Ufunc", "around", "fix", "imag", "nan_to_num", "real", "round", "where", "ElemwiseKernel",
-    "fuse",
+    "fuse", "einsum",
     *UFUNCS, *ALIASES, *_REDUCTIONS, *_PRODUCTS,
 ]

@@ -1,4 +1,4 @@
-"""python -m gpuarr info | check [--device DEV]"""
+"""python -m gpuarr info | check [--device DEV] | tune gemm [--device DEV] [--dtype ...] ..."""
 
 import argparse
 import sys
@@ -77,14 +77,81 @@ def check(device):
     return 0
 
 
+def _show_outcome(o, top=5):
+    """The fastest candidates of one dtype and shape class, the built-in entry, the failures."""
+    failed = [c for c in o.candidates if c.error]
+    print(f"\n{o.dtype} {o.shape_class}: {len(o.candidates)} candidates, {len(failed)} "
+          f"failed; GFLOP/s on (m, k, n) = " + " and ".join(str(s) for s in o.shapes))
+    heads = [f"{m}x{k}x{n}" for m, k, n in o.shapes] + ["mean", "x built-in"]
+    print("  " + "  ".join(f"{h:>13}" for h in heads) + f"  {'source':8}  parameters")
+    timed = [c for c in o.candidates if not c.error]
+    shown = timed[:top] + ([o.builtin] if o.builtin not in timed[:top] else [])
+    for c in shown:
+        rates = [2 * m * n * k / t / 1e9 for (m, k, n), t in zip(o.shapes, c.seconds)]
+        cells = [*rates, c.rate, c.rate / o.builtin.rate]
+        params = ", ".join(f"{key}={v}" for key, v in c.params.items()) or "(its own)"
+        print("  " + "  ".join(f"{x:13.3f}" for x in cells) + f"  {c.source:8}  {params}")
+    for c in failed:
+        print(f"  failed: {c.source} {c.params}: {c.error}")
+    if o.best is o.builtin:
+        print("  the built-in entry is the fastest")
+    else:
+        verdict = "kept" if o.keep else "not kept (within the noise margin)"
+        print(f"  re-measured side by side: best {o.best_figure:.3f}, built-in "
+              f"{o.builtin_figure:.3f} GFLOP/s (x{o.best_figure / o.builtin_figure:.2f}): "
+              f"{verdict}")
+
+
+def tune(args):
+    """Autotune GEMM on one device, print the best candidates and store the winners."""
+    from . import autotune, tuning
+
+    def split(text):
+        return [t.strip() for t in text.split(",") if t.strip()] if text else None
+
+    ctx = get_context(args.device or None)
+    print(f"tuning GEMM on {ctx.devname}: {ctx.device.describe()}, driver "
+          f"{ctx.device.cl_device.driver_version}")
+    outcomes = autotune.tune_gemm(ctx, split(args.dtype), split(args.shape_class), args.budget,
+                                  args.size, args.repeats, args.seed, args.min_gain)
+    for o in outcomes:
+        _show_outcome(o)
+    changes = autotune.updates(ctx, outcomes)
+    if args.dry_run:
+        print(f"\ndry run: nothing stored (would store: {', '.join(changes) or 'nothing'})")
+    elif changes:
+        print(f"\nstored {', '.join(changes)} in {tuning.store(ctx, changes)}")
+    else:
+        print(f"\nnothing stored: no candidate beat the built-in entries by more than "
+              f"{args.min_gain:.0%}")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m gpuarr", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="list OpenCL devices and the context mapping")
     p_check = sub.add_parser("check", help="run exp 1000 times on a device, compare with numpy")
     p_check.add_argument("--device", help="device string (cl0:0, cl:nvidia), context name or cpu")
+    p_tune = sub.add_parser("tune", help="autotune kernel parameters and store them")
+    p_gemm = p_tune.add_subparsers(dest="op", required=True).add_parser(
+        "gemm", help="sample GEMM tiles, check them against numpy, time them, store the best")
+    p_gemm.add_argument("--device", help="device string (cl0:0, cl:nvidia) or context name")
+    p_gemm.add_argument("--dtype", help="comma separated (default: float32,float64)")
+    p_gemm.add_argument("--shape-class", help="comma separated: big, small, column, direct "
+                        "(default: those gemm uses for the dtype on the device)")
+    p_gemm.add_argument("--budget", type=int, default=40, help="candidates per shape class")
+    p_gemm.add_argument("--size", type=int, help="problem size (default: 2048 on CPUs, 4096 "
+                        "on GPUs)")
+    p_gemm.add_argument("--repeats", type=int, default=3, help="timed runs per candidate")
+    p_gemm.add_argument("--seed", type=int, default=0)
+    p_gemm.add_argument("--min-gain", type=float, default=0.05,
+                        help="store a winner only if this much faster than the built-in entry")
+    p_gemm.add_argument("--dry-run", action="store_true", help="print, store nothing")
     args = parser.parse_args(argv)
     try:
+        if args.command == "tune":
+            return tune(args)
         return info() if args.command == "info" else check(args.device)
     except GpuArrayError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -4,7 +4,9 @@ vdot, plus gemv and ger (pygpu's names). The dot of two float vectors is a bandw
 reduction, not a GEMM.
 
 Transposes and views are strides: the kernel reads any layout, loading along whichever index
-has unit stride. The tile shape comes from a table per device class (GEMM_TILES).
+has unit stride. The tile shape comes from the device's tuned entry (gpuarr.tuning, written by
+`python -m gpuarr tune gemm`, which samples GEMM_SPACE), else from a table per device class
+(GEMM_TILES).
 """
 
 import functools
@@ -12,7 +14,7 @@ import math
 
 import numpy as np
 
-from . import dtypes, elemwise
+from . import clblast, config, dtypes, elemwise, tuning
 from .array import GpuArray, broadcast_to, check_same_context, to_device
 from .errors import ArgumentError, ArgumentTypeError, ShapeError, UnsupportedError
 from .kernels import get_kernel
@@ -37,6 +39,47 @@ GEMM_TILES = {
             "small": dict(mwg=16, nwg=16, kwg=16, mdimc=4, ndimc=4, pad=0, vw=1,
                           prefetch=0)},
 }
+# No measurements of AMD or Intel GPUs yet; NVIDIA's is the "gpu" entry (H100/H200).
+GEMM_TILES["nvidia"] = GEMM_TILES["amd"] = GEMM_TILES["intel"] = GEMM_TILES["gpu"]
+
+# What `python -m gpuarr tune gemm` samples: values per template parameter, by device class
+# and shape class (a parameter missing here keeps the built-in entry's value). check_tile
+# holds the templates' constraints on them.
+GEMM_SPACE = {
+    "gpu": {"big": dict(mwg=(32, 64, 128), nwg=(32, 64, 128), kwg=(8, 16, 32),
+                        mdimc=(8, 16, 32), ndimc=(8, 16, 32), pad=(0, 2, 4), vw=(1, 2, 4),
+                        prefetch=(0, 1), db=(0, 1)),
+            "small": dict(mwg=(16, 32, 64), nwg=(16, 32, 64), kwg=(8, 16, 32),
+                          mdimc=(4, 8, 16), ndimc=(4, 8, 16), pad=(0,), vw=(1, 2),
+                          prefetch=(0, 1), db=(0, 1)),
+            "column": dict(mwg=(64, 128, 256), nwg=(1,), kwg=(16, 32, 64),
+                           mdimc=(64, 128, 256), ndimc=(1,), pad=(0,), vw=(1,),
+                           prefetch=(0, 1), db=(0, 1))},
+    "cpu": {"direct": dict(mwi=(2, 4, 6, 8, 12, 16), nwi=(4, 8, 16)),
+            "big": dict(mwg=(16, 32, 64, 128), nwg=(16, 32, 64, 128), kwg=(8, 16, 32),
+                        mdimc=(2, 4, 8, 16), ndimc=(2, 4, 8, 16), pad=(0,), vw=(1, 2, 4, 8),
+                        prefetch=(0, 1), db=(0, 1)),
+            "small": dict(mwg=(8, 16, 32), nwg=(8, 16, 32), kwg=(8, 16, 32),
+                          mdimc=(2, 4, 8), ndimc=(2, 4, 8), pad=(0,), vw=(1, 2, 4),
+                          prefetch=(0, 1), db=(0, 1))},
+}
+GEMM_SPACE["nvidia"] = GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu"]
+# Size bounds: beyond them a work-item's unrolled code compiles for minutes.
+MAX_OUTPUTS = 256  # accumulators per work-item
+MAX_LOADS = 256  # elements of A and B a work-item stages per k step
+
+# kernels/gemv.cl.mako (products with one column and a row-major A), by device class:
+# bytes per vector load and vector accumulators per row; GPUs: work-group size and work-items
+# per row, enough for one pass of `unroll` vectors over k within [least, most] (a warp at
+# least, so that a warp never straddles two rows; short rows share a work-group); CPUs:
+# rows per work-item (sharing x's loads), work-items per work-group. CPU measured on PoCL
+# (2 cores) with benchmarks/bench_blas.py: 2048^2 float32 1.6-1.9x the copy's read rate
+# (0.12x through the GEMM before), about the same over rows 1-4, unroll 2-8, 32-64 bytes.
+# GPU: not measured yet (a first guess: 16-byte loads, coalesced).
+GEMV_SHAPES = {
+    "gpu": dict(local=256, vector_bytes=16, unroll=4, least_row_items=32, most_row_items=256),
+    "cpu": dict(local=8, vector_bytes=64, unroll=4, rows=4),
+}
 
 _REAL = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 
@@ -51,12 +94,137 @@ def _acc_dtype(dt):
     raise UnsupportedError(f"matrix products of {dt} arrays are not supported yet")
 
 
-def _tile(ctx, m, n):
-    tiles = GEMM_TILES[device_class(ctx)]
+@functools.lru_cache(maxsize=64)
+def _vendor_class(vendor):
+    vendor = vendor.lower()
+    for word, cls in (("nvidia", "nvidia"), ("advanced micro devices", "amd"),
+                      ("intel", "intel")):
+        if word in vendor:
+            return cls
+    return "gpu"
+
+
+def gemm_class(ctx):
+    """The GEMM_TILES class of ctx's device: 'cpu', 'nvidia', 'amd', 'intel' or 'gpu' (any
+    other GPU, e.g. through PoCL), from device_class and the platform's vendor."""
+    cls = device_class(ctx)
+    return _vendor_class(ctx.device.vendor) if cls == "gpu" else cls
+
+
+def shape_classes(cls, dtype):
+    """The shape classes gemm_into takes products of dtype to on devices of class cls."""
+    tiles = GEMM_TILES[cls]
+    if "direct" in tiles and np.dtype(dtype) in _REAL[1:]:
+        return ["direct"]
+    return [s for s in ("big", "small", "column") if s in tiles]
+
+
+def builtin_tile(cls, dtype, shape_class):
+    """GEMM_TILES' entry for a shape class (direct: per dtype)."""
+    entry = GEMM_TILES[cls][shape_class]
+    return entry[np.dtype(dtype).name] if shape_class == "direct" else entry
+
+
+def _tile(ctx, dtype, m, n):
+    """The parameters of the shape class an m x n product of dtype takes on ctx's device: the
+    device's tuned entry (gpuarr.tuning), else GEMM_TILES'."""
+    cls = gemm_class(ctx)
+    tuned = tuning.entries(ctx, "gemm", dtype, cls)
+    tiles = GEMM_TILES[cls]
+    if "direct" in tiles and dtype in _REAL[1:]:
+        return tuned.get("direct") or tiles["direct"][dtype.type.__name__]  # .name is slow
     if n == 1 and "column" in tiles:
-        return tiles["column"]
-    big = tiles["big"]
-    return tiles["big" if m >= big["mwg"] and n >= big["nwg"] else "small"]
+        return tuned.get("column") or tiles["column"]
+    big = tuned.get("big") or tiles["big"]
+    if m >= big["mwg"] and n >= big["nwg"]:
+        return big
+    return tuned.get("small") or tiles["small"]
+
+
+def _show(params):
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def check_tile(ctx, dtype, shape_class, params, cls=None):
+    """Raise ArgumentError unless `params` are parameters that the template of `shape_class`
+    (kernels/gemm.cl.mako, or gemm_direct.cl.mako for "direct") accepts for dtype on ctx's
+    device: the keys of the built-in entry and of GEMM_SPACE, the templates' asserts, the
+    device's work-group size and local memory, MAX_OUTPUTS and MAX_LOADS."""
+    cls = cls or gemm_class(ctx)
+    dt = np.dtype(dtype)
+    what = f"GEMM {cls} {shape_class!r} {dt.name} parameters"
+    if not isinstance(params, dict):
+        raise ArgumentTypeError(f"{what} must be a dict, got {params!r}")
+    try:
+        builtin = builtin_tile(cls, dt, shape_class)
+    except KeyError:
+        raise ArgumentError(f"{what}: no such shape class for {dt.name} on {cls} devices "
+                            f"(classes: {', '.join(shape_classes(cls, dt))})") from None
+    # the built-in entry's keys, and those GEMM_SPACE adds (template parameters with defaults)
+    needed = set(builtin) - {"backend"}
+    allowed = needed | set(GEMM_SPACE.get(cls, {}).get(shape_class, {}))
+    got = set(params) - {"backend"}
+    if not needed <= got <= allowed:
+        optional = f" and optionally {sorted(allowed - needed)}" if allowed - needed else ""
+        raise ArgumentError(f"{what} {_show(params)}: expected the keys {sorted(needed)}"
+                            f"{optional}, got {sorted(got)}")
+    if params.get("backend", "gpuarr") not in ("gpuarr", "clblast"):
+        raise ArgumentError(f"{what}: backend={params['backend']!r}; expected gpuarr or "
+                            f"clblast")
+    for key in got:
+        value = params[key]
+        if isinstance(builtin.get(key), int) and (type(value) is not int or value < 0):
+            raise ArgumentError(f"{what}: {key}={value!r} must be a non-negative integer")
+    p = params
+    if shape_class == "direct":
+        if p["nwi"] not in (2, 4, 8, 16) or p["mwi"] < 1:
+            raise ArgumentError(f"{what}: mwi={p['mwi']} must be positive and nwi={p['nwi']} "
+                                f"a vector width (2, 4, 8 or 16)")
+        if p["mwi"] * p["nwi"] > MAX_OUTPUTS:
+            raise ArgumentError(f"{what}: mwi * nwi = {p['mwi'] * p['nwi']} outputs per "
+                                f"work-item, over MAX_OUTPUTS={MAX_OUTPUTS}")
+        return
+    mwg, nwg, kwg, mdimc, ndimc, pad, vw = (p[k] for k in ("mwg", "nwg", "kwg", "mdimc",
+                                                          "ndimc", "pad", "vw"))
+    if min(mwg, nwg, kwg, mdimc, ndimc) < 1 or vw not in (1, 2, 4, 8, 16):
+        raise ArgumentError(f"{what} {_show(p)}: mwg, nwg, kwg, mdimc, ndimc must be positive "
+                            f"and vw 1, 2, 4, 8 or 16")
+    if mwg % mdimc or nwg % ndimc:
+        raise ArgumentError(f"{what}: mwg={mwg} must be a multiple of mdimc={mdimc} and "
+                            f"nwg={nwg} of ndimc={ndimc}")
+    mwi, nwi = mwg // mdimc, nwg // ndimc
+    if mwi % vw or nwi % vw or pad % vw:
+        raise ArgumentError(f"{what}: vw={vw} must divide mwg/mdimc={mwi}, nwg/ndimc={nwi} "
+                            f"and pad={pad}")
+    if p.get("db") and not p.get("prefetch"):
+        raise ArgumentError(f"{what}: db={p['db']} needs prefetch=1")
+    threads = mdimc * ndimc
+    if threads > ctx.max_work_group_size:
+        raise ArgumentError(f"{what}: mdimc * ndimc = {threads} work-items, over the "
+                            f"device's max_work_group_size {ctx.max_work_group_size}")
+    local = (2 if p.get("db") else 1) * kwg * (mwg + nwg + 2 * pad) * _acc_dtype(dt).itemsize
+    limit = ctx.device.cl_device.local_mem_size
+    if local > limit:
+        raise ArgumentError(f"{what} {_show(p)}: {local} bytes of local memory, over the "
+                            f"device's {limit}")
+    loads = -(-mwg * kwg // threads) + -(-kwg * nwg // threads)
+    if mwi * nwi > MAX_OUTPUTS or loads > MAX_LOADS:
+        raise ArgumentError(f"{what} {_show(p)}: {mwi * nwi} outputs and {loads} loads per "
+                            f"work-item, over MAX_OUTPUTS={MAX_OUTPUTS} or "
+                            f"MAX_LOADS={MAX_LOADS}")
+
+
+tuning.register("gemm", lambda ctx, dt, shape_class, cls, params:
+                check_tile(ctx, dt, shape_class, params, cls))
+
+
+def _backend(ctx, tile):
+    """'gpuarr' or 'clblast', from flag blas_backend; under auto, CLBlast only where the tile
+    entry for this shape class says the tuner measured it faster and libclblast loads."""
+    flag = config.flags.blas_backend
+    if flag == "auto":
+        return "clblast" if tile.get("backend") == "clblast" and clblast.available() else "gpuarr"
+    return flag
 
 
 def _elements(a):
@@ -66,17 +234,27 @@ def _elements(a):
 def gemm_into(alpha, a, b, beta, c):
     """c[p] = alpha * a[p] @ b[p] + beta * c[p] for 3-d GpuArrays of one dtype (batch p
     first; a batch stride may be 0). Enqueues and returns c."""
+    if c.dtype.kind == "c":
+        return _complex_gemm_into(alpha, a, b, beta, c)
     ctx = check_same_context(a, b, c)
-    batch, m, n = c.shape
+    _, m, n = c.shape
     k = a.shape[2]
     if c.size == 0:
         return c
     c._check_writeable()
     dt = c.dtype
-    acc = _acc_dtype(dt)
+    _acc_dtype(dt)  # raises for dtypes without a GEMM
     dtypes.check_device(dt, ctx)
     if k == 0:  # an empty sum: beta * c
         return c.fill(0) if beta == 0 else c._assign(UFUNCS["multiply"](c, beta))
+    if (_backend(ctx, _tile(ctx, dt, m, n)) == "clblast"
+            and clblast.gemm_into(alpha, a, b, beta, c) is not None):
+        return c  # else a layout or dtype CLBlast cannot take: gpuarr's kernels below
+    if m == 1 and n > 1 and _row_major(b.swapaxes(1, 2)):  # x @ A with A^T row-major
+        return _gemv_into(ctx, alpha, b.swapaxes(1, 2), a.swapaxes(1, 2), beta,
+                          c.swapaxes(1, 2))
+    if n == 1 and _row_major(a):
+        return _gemv_into(ctx, alpha, a, b, beta, c)
     direct = device_class(ctx) == "cpu" and dt in _REAL[1:]
     if direct and b.strides[2] != b.itemsize:
         b = b.copy()  # O(K N) so that rows of B load as vectors
@@ -84,16 +262,26 @@ def gemm_into(alpha, a, b, beta, c):
         return _gemm_direct(ctx, alpha, a, b, beta, c)
     if m == 1 and n > 1:  # a row times a matrix: the transposed problem has one column
         return gemm_into(alpha, b.swapaxes(1, 2), a.swapaxes(1, 2), beta, c.swapaxes(1, 2))
+    return _gemm_tiled(ctx, alpha, a, b, beta, c, _tile(ctx, dt, m, n))
+
+
+def _gemm_tiled(ctx, alpha, a, b, beta, c, tile):
+    """The tiled kernel (kernels/gemm.cl.mako) with `tile`, an entry as GEMM_TILES' (the
+    tuner passes its candidates here)."""
+    batch, m, n = c.shape
+    k = a.shape[2]
+    dt = c.dtype
+    acc = _acc_dtype(dt)
     _, a_sm, a_sk = _elements(a)
     _, b_sk, b_sn = _elements(b)
     _, c_sm, c_sn = _elements(c)
-    tile = _tile(ctx, m, n)
     guarded = bool(m % tile["mwg"] or n % tile["nwg"] or k % tile["kwg"])
     params = dict(tile, dtype=dt.name, acc_dtype=acc.name, guarded=guarded,
                   use_beta=beta != 0,
                   a_fast="m" if abs(a_sm) == 1 and abs(a_sk) != 1 else "k",
                   b_fast="n" if abs(b_sn) == 1 and abs(b_sk) != 1 else "k",
                   c_fast="m" if abs(c_sm) == 1 and abs(c_sn) != 1 else "n")
+    params.pop("backend", None)
     key = ("gemm", tuple(sorted(params.items())))
     arg_dtypes = [np.int32] * 3 + [acc.type] * 2 + ([None] + [np.int64] * 4) * 3
     kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemm.cl.mako", arg_dtypes,
@@ -101,6 +289,30 @@ def gemm_into(alpha, a, b, beta, c):
     threads = tile["mdimc"] * tile["ndimc"]
     size = (-(-m // tile["mwg"]) * threads, -(-n // tile["nwg"]), batch)
     return _launch(ctx, kernel, size, (threads, 1, 1), alpha, a, b, beta, c)
+
+
+def _complex_gemm_into(alpha, a, b, beta, c):
+    """gemm_into for complex64/128: four real GEMMs on the real and imaginary parts, which are
+    views of the same storage (element strides doubled, +1 for the imaginary part)."""
+    if c.size == 0:
+        return c
+    c._check_writeable()
+    alpha, beta = complex(alpha), complex(beta)
+    if alpha.imag or beta.imag:  # the product into a temporary, then alpha * T + beta * C
+        t = _complex_gemm_into(1, a, b, 0, GpuArray(c.shape, c.dtype, context=c.context))
+        t = UFUNCS["multiply"](t, alpha, out=t)
+        if beta != 0:
+            t = UFUNCS["add"](t, UFUNCS["multiply"](c, beta), out=t)
+        return c._assign(t)
+    real = np.finfo(c.dtype).dtype
+    ar, ai, br, bi, cr, ci = (x._view(x.shape, x.strides, offset=x.offset + part * real.itemsize,
+                                      dtype=real) for x in (a, b, c) for part in (0, 1))
+    alpha, beta = alpha.real, beta.real
+    gemm_into(alpha, ar, br, beta, cr)
+    gemm_into(-alpha, ai, bi, 1, cr)
+    gemm_into(alpha, ar, bi, beta, ci)
+    gemm_into(alpha, ai, br, 1, ci)
+    return c
 
 
 def _launch(ctx, kernel, size, local, alpha, a, b, beta, c):
@@ -116,18 +328,68 @@ def _launch(ctx, kernel, size, local, alpha, a, b, beta, c):
     return c
 
 
-def _gemm_direct(ctx, alpha, a, b, beta, c):
-    """The CPU kernel (kernels/gemm_direct.cl.mako): B has unit stride along n."""
+def _gemm_direct(ctx, alpha, a, b, beta, c, shape=None):
+    """The CPU kernel (kernels/gemm_direct.cl.mako): B has unit stride along n. `shape`
+    (mwi, nwi) defaults to the device's entry (the tuner passes its candidates)."""
     batch, m, n = c.shape
-    shape = GEMM_TILES["cpu"]["direct"][c.dtype.name]
+    shape = shape or _tile(ctx, c.dtype, m, n)
     params = dict(shape, dtype=c.dtype.name, use_beta=beta != 0,
                   c_unit=c.strides[2] == c.itemsize)
+    params.pop("backend", None)
     key = ("gemm_direct", tuple(sorted(params.items())))
     arg_dtypes = [np.int32] * 3 + [c.dtype.type] * 2 + ([None] + [np.int64] * 4) * 3
     kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemm_direct.cl.mako", arg_dtypes,
                                                 name="gemm_direct", **params)
     size = (-(-m // shape["mwi"]), -(-n // shape["nwi"]), batch)
     return _launch(ctx, kernel, size, None, alpha, a, b, beta, c)
+
+
+def _row_major(a):
+    """a[p] has unit stride along k but not along m (or is one row): the layout of
+    kernels/gemv.cl.mako."""
+    _, sm, sk = _elements(a)
+    return abs(sk) == 1 and (abs(sm) != 1 or a.shape[1] == 1)
+
+
+def _gemv_into(ctx, alpha, a, b, beta, c):
+    """gemm_into for one column (n == 1) and a row-major a: kernels/gemv.cl.mako, which reads
+    A once, as vectors (bandwidth-bound)."""
+    if a.strides[2] < 0:  # k reversed in both operands: unit stride again
+        a, b = a[:, :, ::-1], b[:, ::-1]
+    batch, m, _ = c.shape
+    k = a.shape[2]
+    cls = device_class(ctx)
+    shape = GEMV_SHAPES[cls]
+    acc = _acc_dtype(c.dtype)
+    vec = min(16, max(2, shape["vector_bytes"] // c.itemsize))
+    params = dict(dtype=c.dtype.name, acc_dtype=acc.name, vec=vec, unroll=shape["unroll"])
+    if cls == "gpu":
+        local = 1 << (min(shape["local"], ctx.max_work_group_size).bit_length() - 1)
+        row_items = 1 << max(0, (-(-k // (vec * shape["unroll"])) - 1).bit_length())
+        row_items = min(local, shape["most_row_items"],
+                        max(row_items, shape["least_row_items"]))
+        params.update(mode="group", local_size=local, rows=0)
+        size = (-(-m // (local // row_items)) * local, 1, batch)
+    else:
+        items, row_items = -(-m // shape["rows"]), 1
+        # groups for both cores wherever there are rows enough
+        local = max(1, min(shape["local"], items // (2 * ctx.device.compute_units)))
+        params.update(mode="item", local_size=0, rows=shape["rows"])
+        size = (-(-items // local) * local, 1, batch)
+    key = ("gemv", tuple(sorted(params.items())))
+    arg_dtypes = [np.int32] * 3 + [acc.type] * 2 + [None, np.int64, np.int64, np.int64] * 3
+    kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemv.cl.mako", arg_dtypes,
+                                                name="gemv", **params)
+    args = [m, k, row_items, acc.type(alpha), acc.type(beta)]  # gemv's default beta is 0.0
+    for x in (a, b, c):
+        sb, s1, _ = _elements(x)
+        args += [x.storage.buffer, x.offset // x.itemsize, s1, sb]
+    queue = ctx.queue
+    wait_for = [e for x in (a, b, c) for e in x.storage.wait_list(queue)]
+    with ctx.launch_lock:
+        event = kernel(queue, size, (local, 1, 1), *args, wait_for=wait_for or None)
+    c.storage.written(event, queue)
+    return c
 
 
 def _as_batch(x):
@@ -207,6 +469,18 @@ def _matmul_dtype(a, b):
     return np.matmul(np.zeros((1, 1), a), np.zeros((1, 1), b)).dtype
 
 
+def _check_out(name, out, shape, dt, casting):
+    """numpy's out= rules for products: the product's shape, a dtype it casts to."""
+    if not isinstance(out, GpuArray):
+        raise ArgumentTypeError(f"{name}: out must be a GpuArray, got {type(out).__name__}")
+    if out.shape != shape:
+        raise ShapeError(f"{name}: out has shape {out.shape}, the product has {shape}")
+    if not np.can_cast(dt, out.dtype, casting):
+        raise ArgumentTypeError(f"{name}: cannot cast the product's {dt} to out's {out.dtype} "
+                                f"with casting={casting!r}")
+    return out
+
+
 def matmul(a, b, out=None):
     """numpy.matmul: 1-d operands promoted and the added axis removed, batch dimensions
     broadcast; one batched GEMM launch."""
@@ -219,7 +493,8 @@ def matmul(a, b, out=None):
     dt = _matmul_dtype(a.dtype, b.dtype)
     if a.ndim == 1 and b.ndim == 1 and a.shape == b.shape and dt in _REAL[1:]:
         result = _dot_kernel(dt)(a.astype(dt, copy=False), b.astype(dt, copy=False))
-        return result if out is None else out._assign(result)
+        return result if out is None else _check_out("matmul", out, (), dt,
+                                                     "same_kind")._assign(result)
     a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
     b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
     if a2.shape[-1] != b2.shape[-2]:
@@ -239,9 +514,7 @@ def matmul(a, b, out=None):
               _batched(b2.astype(dt, copy=False), batch_shape, (k, n)), 0,
               result.reshape(batch, m, n))
     if out is not None:
-        if out.shape != shape:
-            raise ShapeError(f"matmul: out has shape {out.shape}, the product has {shape}")
-        return out._assign(result)
+        return _check_out("matmul", out, shape, dt, "same_kind")._assign(result)
     return result
 
 
@@ -272,8 +545,9 @@ def tensordot(a, b, axes=2):
     free_a = [i for i in range(a.ndim) if i not in axes_a]
     free_b = [i for i in range(b.ndim) if i not in axes_b]
     k = math.prod(a.shape[i] for i in axes_a)
-    at = a.transpose(*free_a, *axes_a).reshape(-1, k)
-    bt = b.transpose(*axes_b, *free_b).reshape(k, -1)
+    # explicit sizes: -1 is ambiguous when k is 0
+    at = a.transpose(*free_a, *axes_a).reshape(math.prod(a.shape[i] for i in free_a), k)
+    bt = b.transpose(*axes_b, *free_b).reshape(k, math.prod(b.shape[i] for i in free_b))
     return matmul(at, bt).reshape(*(a.shape[i] for i in free_a),
                                   *(b.shape[i] for i in free_b))
 
@@ -289,7 +563,9 @@ def dot(a, b, out=None):
         result = matmul(a, b)
     else:
         result = tensordot(a, b, ([-1], [-2 if b.ndim > 1 else -1]))
-    return result if out is None else out._assign(result)
+    if out is None:
+        return result
+    return _check_out("dot", out, result.shape, result.dtype, "no")._assign(result)
 
 
 def inner(a, b):
@@ -340,8 +616,9 @@ def ger(alpha, x, y, A=None, overwrite_a=False):
     if x.ndim != 1 or y.ndim != 1:
         raise ShapeError(f"ger takes 1-d x and y, got {x.shape} and {y.shape}")
     update = UFUNCS["multiply"](outer(x, y), alpha) if alpha != 1 else outer(x, y)
+    update = update.astype(x.dtype, copy=False)  # a numpy float64 alpha must not promote A
     if A is None:
-        return update.astype(x.dtype, copy=False)
+        return update
     if A.shape != (x.shape[0], y.shape[0]):
         raise ShapeError(f"ger: A has shape {A.shape}, outer(x, y) has "
                          f"{(x.shape[0], y.shape[0])}")

@@ -112,6 +112,13 @@ def _parse_preallocate(text):
     return value
 
 
+def _parse_blas_backend(text):
+    text = text.strip()
+    if text not in ("auto", "gpuarr", "clblast"):
+        raise ValueError("expected auto, gpuarr or clblast")
+    return text
+
+
 @dataclasses.dataclass(frozen=True)
 class Flag:
     default: object
@@ -131,6 +138,10 @@ FLAGS = {
                         ">1: MiB; <0: no pool"),
     "print_active_device": Flag(True, _parse_bool, "log the device of each new context"),
     "compile_cache_dir": Flag("", str.strip, "directory for compiled kernels ('' = drivers' own)"),
+    "tuning_dir": Flag("", str.strip, "directory of tuned kernel parameters "
+                       "('' = $XDG_CACHE_HOME/gpuarr/tuning or ~/.cache/gpuarr/tuning)"),
+    "blas_backend": Flag("auto", _parse_blas_backend,
+                         "GEMM: auto (the tuner's pick per shape class), gpuarr, or clblast"),
 }
 
 
@@ -143,6 +154,8 @@ class Flags:
     preallocate: float
     print_active_device: bool
     compile_cache_dir: str
+    tuning_dir: str = ""
+    blas_backend: str = "auto"
 
 
 def parse_flags(text, source=ENV_VAR):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpuarr as ga
-from gpuarr import config, context
+from gpuarr import blas, config, context
 
 USABLE = [d for d in ga.list_devices() if d.usable]
 # GPUARR_TEST_DEVICE (e.g. cl:nvidia) puts that device first: the `ctx` fixture uses it.
@@ -64,6 +64,14 @@ def using_flags(text, rc_path=None):
 def ctx():
     """The first usable device's context."""
     return ga.init(USABLE[0].name)
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def device_class(request, monkeypatch):
+    """Runs a BLAS test with the CPU kernels and again with the GPU tiles (on any device, by
+    patching blas.device_class)."""
+    monkeypatch.setattr(blas, "device_class", lambda ctx: request.param)
+    return request.param
 
 
 @pytest.fixture(scope="session")

@@ -19,10 +19,14 @@
 ##               alike), read from local memory as vectors of vw (1: rows tm + i * mdimc);
 ##               neighbouring work-items read neighbouring vectors (no bank conflicts)
 ##   prefetch    fetch the next k slice into registers while multiplying this one
+##   db          two local-memory buffers: the next slice is staged into one while the other
+##               is read, so each slice needs one barrier instead of two (needs prefetch)
+##   unroll      unroll the loop over a slice's k (a gain or a loss depending on the tile)
 ## Arguments: M, N, K, alpha, beta, A pointer, offset, stride m, stride k, stride batch;
 ## B pointer, offset, stride k, stride n, stride batch; C pointer, offset, stride m,
 ## stride n, stride batch. Offsets and strides count elements.
 ## Defines: __kernel void ${name}(...)
+<%page args="db=0, unroll=0"/>\
 <%! import gpuarr.kernels.cltypes as t %>\
 <%
     T = t.ctype(acc_dtype)
@@ -41,6 +45,8 @@
     # where a tile has fewer elements than loads (a one-column B), the extra ones skip
     a_part = mwg * kwg % threads != 0
     b_part = kwg * nwg % threads != 0
+    assert prefetch or not db, "db needs prefetch"
+    nbuf = 2 if db else 1
 %>\
 ${t.fp64_pragma([dtype, acc_dtype])}
 #pragma OPENCL FP_CONTRACT OFF
@@ -55,10 +61,8 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
              const long c_sb)
 {
     // declared as vectors so that vector reads are aligned; written as scalars
-    __local ${TV} Alm_v[${kwg}][${(mwg + pad) // vw}];
-    __local ${TV} Blm_v[${kwg}][${(nwg + pad) // vw}];
-    __local ${T} (*Alm)[${mwg + pad}] = (__local ${T} (*)[${mwg + pad}])Alm_v;
-    __local ${T} (*Blm)[${nwg + pad}] = (__local ${T} (*)[${nwg + pad}])Blm_v;
+    __local ${TV} Alm_v[${nbuf}][${kwg}][${(mwg + pad) // vw}];
+    __local ${TV} Blm_v[${nbuf}][${kwg}][${(nwg + pad) // vw}];
     const int tid = get_local_id(0);
 % if c_fast == 'm':
     const int tm = tid % ${mdimc}, tn = tid / ${mdimc};
@@ -76,102 +80,83 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
     acc[${i}][${j}] = 0;
 % endfor
 % endfor
+## Each work-item loads elements e = tid + r * threads of the A and B slices: their tile
+## coordinates and global offsets (but for the k step) are worked out once, here.
+% for r in range(a_loads):
+% if a_fast == 'm':
+    const int a_mm${r} = (tid + ${r * threads}) % ${mwg}, a_kk${r} = (tid + ${r * threads}) / ${mwg};
+% else:
+    const int a_kk${r} = (tid + ${r * threads}) % ${kwg}, a_mm${r} = (tid + ${r * threads}) / ${kwg};
+% endif
+    const long a_at${r} = (bm + a_mm${r}) * a_sm + a_kk${r} * a_sk;
+% endfor
+% for r in range(b_loads):
+% if b_fast == 'n':
+    const int b_nn${r} = (tid + ${r * threads}) % ${nwg}, b_kk${r} = (tid + ${r * threads}) / ${nwg};
+% else:
+    const int b_kk${r} = (tid + ${r * threads}) % ${kwg}, b_nn${r} = (tid + ${r * threads}) / ${kwg};
+% endif
+    const long b_at${r} = b_kk${r} * b_sk + (bn + b_nn${r}) * b_sn;
+% endfor
 <%def name="fetch(k0)">\
 ## the A and B elements of this work-item for the slice at ${k0}, into registers
+        {
+            const long ak = (long)(${k0}) * a_sk, bk = (long)(${k0}) * b_sk;
 % for r in range(a_loads):
-        ${'if (tid + %d < %d)' % (r * threads, mwg * kwg) if a_part else ''}{
-            const int e = tid + ${r * threads};
-% if a_fast == 'm':
-            const int mm = e % ${mwg}, kk = e / ${mwg};
-% else:
-            const int kk = e % ${kwg}, mm = e / ${kwg};
-% endif
-            const int gm = bm + mm, gk = ${k0} + kk;
+            ${'if (tid + %d < %d)' % (r * threads, mwg * kwg) if a_part else ''}
 % if guarded:
-            ra${r} = (gm < M && gk < K) ? ${load('A', 'gm * a_sm + gk * a_sk')} : 0;
+            ra${r} = (bm + a_mm${r} < M && ${k0} + a_kk${r} < K) ? ${load('A', f'a_at{r} + ak')} : 0;
 % else:
-            ra${r} = ${load('A', 'gm * a_sm + gk * a_sk')};
+            ra${r} = ${load('A', f'a_at{r} + ak')};
 % endif
-        }
 % endfor
 % for r in range(b_loads):
-        ${'if (tid + %d < %d)' % (r * threads, kwg * nwg) if b_part else ''}{
-            const int e = tid + ${r * threads};
-% if b_fast == 'n':
-            const int nn = e % ${nwg}, kk = e / ${nwg};
-% else:
-            const int kk = e % ${kwg}, nn = e / ${kwg};
-% endif
-            const int gn = bn + nn, gk = ${k0} + kk;
+            ${'if (tid + %d < %d)' % (r * threads, kwg * nwg) if b_part else ''}
 % if guarded:
-            rb${r} = (gn < N && gk < K) ? ${load('B', 'gk * b_sk + gn * b_sn')} : 0;
+            rb${r} = (bn + b_nn${r} < N && ${k0} + b_kk${r} < K) ? ${load('B', f'b_at{r} + bk')} : 0;
 % else:
-            rb${r} = ${load('B', 'gk * b_sk + gn * b_sn')};
+            rb${r} = ${load('B', f'b_at{r} + bk')};
 % endif
-        }
 % endfor
-</%def>\
-<%def name="stage()">\
-## the registers of fetch() into local memory
-% for r in range(a_loads):
-        ${'if (tid + %d < %d)' % (r * threads, mwg * kwg) if a_part else ''}{
-            const int e = tid + ${r * threads};
-% if a_fast == 'm':
-            Alm[e / ${mwg}][e % ${mwg}] = ra${r};
-% else:
-            Alm[e % ${kwg}][e / ${kwg}] = ra${r};
-% endif
         }
+</%def>\
+<%def name="stage(buf)">\
+## the registers of fetch() into local memory buffer ${buf}
+% for r in range(a_loads):
+        ${'if (tid + %d < %d)' % (r * threads, mwg * kwg) if a_part else ''}
+            Alm[${buf}][a_kk${r}][a_mm${r}] = ra${r};
 % endfor
 % for r in range(b_loads):
-        ${'if (tid + %d < %d)' % (r * threads, kwg * nwg) if b_part else ''}{
-            const int e = tid + ${r * threads};
-% if b_fast == 'n':
-            Blm[e / ${nwg}][e % ${nwg}] = rb${r};
-% else:
-            Blm[e % ${kwg}][e / ${kwg}] = rb${r};
-% endif
-        }
+        ${'if (tid + %d < %d)' % (r * threads, kwg * nwg) if b_part else ''}
+            Blm[${buf}][b_kk${r}][b_nn${r}] = rb${r};
 % endfor
 </%def>\
-    ${T} ${', '.join([f'ra{r}' for r in range(a_loads)] + [f'rb{r}' for r in range(b_loads)])};
-% if prefetch:
-    // the next slice is fetched from global memory while this one is multiplied
-${fetch('0')}\
-% endif
-    for (int k0 = 0; k0 < K; k0 += ${kwg}) {
-% if prefetch:
-${stage()}\
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (k0 + ${kwg} < K) {
-${fetch('k0 + ' + str(kwg))}\
-        }
-% else:
-${fetch('k0')}\
-${stage()}\
-        barrier(CLK_LOCAL_MEM_FENCE);
+<%def name="multiply(buf)">\
+## acc += this work-item's rows of A x columns of B, from local memory buffer ${buf}
+% if unroll:
+        #pragma unroll
 % endif
         for (int kk = 0; kk < ${kwg}; ++kk) {
             ${T} a[${mwi}], b[${nwi}];
 % if vw > 1:
 % for r in range(mwi // vw):
-            const ${TV} av${r} = Alm_v[kk][${r * mdimc} + tm];
+            const ${TV} av${r} = Alm_v[${buf}][kk][${r * mdimc} + tm];
 % for c in range(vw):
             a[${r * vw + c}] = av${r}.s${c};
 % endfor
 % endfor
 % for r in range(nwi // vw):
-            const ${TV} bv${r} = Blm_v[kk][${r * ndimc} + tn];
+            const ${TV} bv${r} = Blm_v[${buf}][kk][${r * ndimc} + tn];
 % for c in range(vw):
             b[${r * vw + c}] = bv${r}.s${c};
 % endfor
 % endfor
 % else:
 % for i in range(mwi):
-            a[${i}] = Alm[kk][${row(i)}];
+            a[${i}] = Alm[${buf}][kk][${row(i)}];
 % endfor
 % for j in range(nwi):
-            b[${j}] = Blm[kk][${col(j)}];
+            b[${j}] = Blm[${buf}][kk][${col(j)}];
 % endfor
 % endif
 % for i in range(mwi):
@@ -184,8 +169,53 @@ ${stage()}\
 % endfor
 % endfor
         }
+</%def>\
+    __local ${T} (*Alm)[${kwg}][${mwg + pad}] = (__local ${T} (*)[${kwg}][${mwg + pad}])Alm_v;
+    __local ${T} (*Blm)[${kwg}][${nwg + pad}] = (__local ${T} (*)[${kwg}][${nwg + pad}])Blm_v;
+    ${T} ${', '.join([f'ra{r}' for r in range(a_loads)] + [f'rb{r}' for r in range(b_loads)])};
+% if db:
+    // slice s is staged in buffer s % 2: while one buffer is read, the next slice is
+    // fetched from global memory and then written into the other
+${fetch('0')}\
+${stage('0')}\
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k0 = 0; k0 < K; k0 += ${2 * kwg}) {
+        if (k0 + ${kwg} < K) {
+${fetch('k0 + ' + str(kwg))}\
+        }
+${multiply('0')}\
+        if (k0 + ${kwg} >= K)
+            break;
+${stage('1')}\
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (k0 + ${2 * kwg} < K) {
+${fetch('k0 + ' + str(2 * kwg))}\
+        }
+${multiply('1')}\
+${stage('0')}\
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+% elif prefetch:
+    // the next slice is fetched from global memory while this one is multiplied
+${fetch('0')}\
+    for (int k0 = 0; k0 < K; k0 += ${kwg}) {
+${stage('0')}\
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (k0 + ${kwg} < K) {
+${fetch('k0 + ' + str(kwg))}\
+        }
+${multiply('0')}\
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+% else:
+    for (int k0 = 0; k0 < K; k0 += ${kwg}) {
+${fetch('k0')}\
+${stage('0')}\
+        barrier(CLK_LOCAL_MEM_FENCE);
+${multiply('0')}\
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+% endif
 % for i in range(mwi):
 % for j in range(nwi):
     {

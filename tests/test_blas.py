@@ -1,0 +1,431 @@
+"""BLAS cases that test_blas_core.py leaves out: every size in each of M, N and K; C as an
+F-order, offset or reversed view; gemv, ger and gemm_batched with transposes, views and beta;
+matmul batch broadcasting; out= and read-only outputs; complex products; random layouts
+(hypothesis). numpy in float64/complex128 is the oracle; the device_class fixture (conftest.py)
+runs each test on the CPU kernels and on the GPU tiles.
+
+PoCL builds each distinct kernel in about a second (a GPU tile of the column shape in about
+four): cases are chosen to share kernels (dtype, tile and layout flags, never sizes)."""
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gpuarr as ga
+from gpuarr import blas
+from gpuarr.errors import ArgumentTypeError, ReadOnlyError, ShapeError
+
+SIZES = (1, 7, 31, 64, 129, 257)
+SCALARS = (0, 1, -1, 0.5)
+TOL = {"e": 2e-3, "f": 1e-5, "d": 1e-12}  # by the real dtype's char: float16, 32, 64
+
+
+def _data(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind in "biu":
+        return rng.integers(0, 5, shape).astype(dt)
+    x = rng.random(shape) - 0.5
+    if dt.kind == "c":
+        x = x + 1j * (rng.random(shape) - 0.5)
+    return x.astype(dt)
+
+
+def _wide(x):
+    """x in the oracle's precision."""
+    return x.astype({"f": np.float64, "c": np.complex128}.get(x.dtype.kind, x.dtype))
+
+
+def _close(got, expected, dtype, k):
+    """got (a GpuArray) has dtype and matches expected within what k products allow."""
+    assert isinstance(got, ga.GpuArray), type(got)
+    got, expected, dt = got.get(), np.asarray(expected), np.dtype(dtype)
+    assert got.dtype == dt, (got.dtype, dt)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    if dt.kind in "biu":
+        np.testing.assert_array_equal(got, expected)
+        return
+    tol = TOL[np.finfo(dt).dtype.char]
+    np.testing.assert_allclose(got, expected, rtol=tol, atol=tol * max(k, 1) ** 0.5)
+
+
+def _fp64(ctx, dtype):
+    if np.dtype(dtype) in (np.float64, np.complex128) and not ctx.fp64:
+        pytest.skip("no fp64 on this device")
+
+
+def _place(ctx, x, trans=False, order="C", offset=0, step=1):
+    """The host matrix x as a device view into a buffer of junk (NaN): stored transposed
+    (x.T in memory, seen through .T) or not, in C or F order, `offset` rows and columns in,
+    every |step|-th column, reversed for a negative step. Returns the view, the device buffer,
+    its host copy and `pick`, which makes the same view of any copy of the buffer."""
+    r, c = x.shape[::-1] if trans else x.shape
+
+    def pick(buf):
+        v = buf[offset:offset + r, offset:offset + c * abs(step):abs(step)]
+        v = v if step > 0 else v[:, ::-1]
+        return v.T if trans else v
+
+    junk = {"b": True, "i": 77, "u": 77}.get(x.dtype.kind, np.nan)
+    host = np.full((r + offset + 1, c * abs(step) + offset + 1), junk, x.dtype, order=order)
+    pick(host)[...] = x
+    buf = ga.asarray(host, context=ctx)
+    return pick(buf), buf, host, pick
+
+
+def _expect_buffer(host, pick, values):
+    """host with the placed view's elements replaced by values, in the oracle's precision."""
+    out = _wide(host)
+    pick(out)[...] = values
+    return out
+
+
+# ---------------------------------------------------------------- gemm: sizes, layouts, dtypes
+
+@pytest.mark.parametrize("dim", ["m", "n", "k"])
+def test_every_size_in_each_dimension(ctx, device_class, dim):
+    """M, N and K each over SIZES with the other two fixed at 31 and 64."""
+    fixed = {"m": dict(n=64, k=31), "n": dict(m=31, k=64), "k": dict(m=64, n=31)}[dim]
+    for size in SIZES:
+        m, n, k = (dict(fixed, **{dim: size})[d] for d in "mnk")
+        a, b = _data((m, k), np.float32, size), _data((k, n), np.float32, size + 1)
+        got = ga.asarray(a, context=ctx) @ ga.asarray(b, context=ctx)
+        _close(got, _wide(a) @ b, np.float32, k)
+
+
+@pytest.mark.parametrize("layout", [dict(order="F"), dict(offset=3), dict(offset=1, step=-2)],
+                         ids=["F", "offset", "reversed-strided"])
+def test_gemm_c_views_every_alpha_beta(ctx, device_class, layout):
+    """C as an F-order array, an offset view or a reversed strided view, written in place for
+    every alpha and beta of SCALARS; the rest of C's buffer is left alone."""
+    m, k, n = 33, 19, 40
+    a, b, c = _data((m, k), np.float32, 1), _data((k, n), np.float32, 2), _data((m, n),
+                                                                             np.float32, 3)
+    ga_, gb = ga.asarray(a, context=ctx), ga.asarray(b, context=ctx)
+    ref = _wide(a) @ b
+    for alpha in SCALARS:
+        for beta in SCALARS:
+            view, buf, host, pick = _place(ctx, c, **layout)
+            assert blas.gemm(alpha, ga_, gb, beta, view, overwrite_c=True) is view
+            _close(buf, _expect_buffer(host, pick, alpha * ref + beta * c), np.float32, k)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int32],
+                         ids=lambda d: np.dtype(d).name)
+def test_gemm_dtypes_transposed_views(ctx, device_class, dtype):
+    """float16, float64 and integer gemm with op(A) = A^T, op(B) = B^T (offset and F-order
+    views), alpha and beta, into an F-order C (beta = 0 in these dtypes: test_blas_core)."""
+    _fp64(ctx, dtype)
+    m, k, n = 20, 45, 37
+    a, b, c = _data((m, k), dtype, 4), _data((k, n), dtype, 5), _data((m, n), dtype, 6)
+    at = _place(ctx, a.T, trans=True, offset=2)[0]
+    bt = _place(ctx, b.T, order="F", offset=1)[0]
+    alpha, beta = (-1, 2) if np.dtype(dtype).kind == "i" else (0.5, -1)
+    view, buf, host, pick = _place(ctx, c, order="F")
+    blas.gemm(alpha, at, bt, beta, view, trans_a=True, trans_b=True, overwrite_c=True)
+    expected = alpha * _wide(a) @ _wide(b) + beta * _wide(c)
+    _close(buf, _expect_buffer(host, pick, expected.astype(dtype)), dtype, k)
+
+
+# ---------------------------------------------------------------- gemv, ger, gemm_batched
+
+def test_gemv_transposes_views_beta(ctx, device_class):
+    """gemv with op(A) read through a transposed or F-order offset view, x reversed and
+    strided, y an offset strided view updated in place for each beta."""
+    m, n = 23, 40
+    a = _data((m, n), np.float32, 7)
+    x, y = _data(n, np.float32, 8), _data(m, np.float32, 9)
+    gx = _place(ctx, x[None, :], offset=1, step=-2)[0][0]
+    ref = _wide(a) @ x
+    for trans in (False, True):  # op(A) = a, column-major (A = a^T row-major when trans)
+        ga_ = _place(ctx, a.T if trans else a, order="C" if trans else "F", offset=2)[0]
+        for beta in SCALARS:
+            view, buf, host, pick = _place(ctx, y[None, :], offset=1, step=3)
+            out = blas.gemv(0.5, ga_, gx, beta, view[0], trans_a=trans, overwrite_y=True)
+            _close(out, 0.5 * ref + beta * y, np.float32, n)
+            _close(buf, _expect_buffer(host, pick, 0.5 * ref + beta * y), np.float32, n)
+        gy = ga.asarray(y, context=ctx)
+        _close(blas.gemv(1.0, ga_, gx, -1.0, gy, trans_a=trans), ref - y, np.float32, n)
+        _close(gy, y, np.float32, 1)  # overwrite_y=False leaves y alone
+        # without y, beta has nothing to scale
+        _close(blas.gemv(2.0, ga_, gx, 5.0, trans_a=trans), 2 * ref, np.float32, n)
+
+
+def test_ger_views_and_alpha(ctx, device_class):
+    """ger with reversed strided x and y, A an F-order offset view updated in place."""
+    m, n = 17, 26
+    x, y, a = _data(m, np.float32, 10), _data(n, np.float32, 11), _data((m, n), np.float32, 12)
+    gx = _place(ctx, x[None, :], offset=2, step=-3)[0][0]
+    gy = _place(ctx, y[None, :], step=2)[0][0]
+    for alpha in SCALARS:
+        view, buf, host, pick = _place(ctx, a, order="F", offset=1)
+        assert blas.ger(alpha, gx, gy, view, overwrite_a=True) is view
+        expected = a + alpha * np.outer(_wide(x), y)
+        _close(buf, _expect_buffer(host, pick, expected), np.float32, 1)
+    ga_ = ga.asarray(a, context=ctx)
+    # a numpy float64 alpha scales, the result keeps A's dtype
+    _close(blas.ger(np.float64(-1), gx, gy, ga_), a - np.outer(_wide(x), y), np.float32, 1)
+    _close(ga_, a, np.float32, 1)  # overwrite_a=False leaves A alone
+    _close(blas.ger(0.5, gx, gy), 0.5 * np.outer(_wide(x), y), np.float32, 1)
+
+
+def test_gemm_batched_transposes_broadcast_beta(ctx, device_class):
+    """gemm_batched for each trans_a, trans_b, a batch of one broadcast on either side, C
+    updated in place with beta."""
+    p, m, k, n = 5, 9, 21, 14
+    for trans_a in (False, True):
+        for trans_b in (False, True):
+            a = _data((p if trans_b else 1, m, k), np.float32, 13)
+            b = _data((1 if trans_b else p, k, n), np.float32, 14)
+            c = _data((p, m, n), np.float32, 15)
+            ga_ = ga.asarray(a.swapaxes(1, 2).copy() if trans_a else a, context=ctx)
+            gb = ga.asarray(b.swapaxes(1, 2).copy() if trans_b else b, context=ctx)
+            gc = ga.asarray(c, context=ctx)
+            out = blas.gemm_batched(0.5, ga_, gb, -1.0, gc, trans_a=trans_a, trans_b=trans_b,
+                                    overwrite_c=True)
+            assert out is gc
+            _close(gc, 0.5 * _wide(a) @ b - c, np.float32, k)
+
+
+# ---------------------------------------------------------------- matmul broadcasting, dtypes
+
+BROADCASTS = [((5,), (2, 3, 5, 4)), ((2, 3, 4, 5), (5,)), ((2, 1, 3, 4, 5), (4, 1, 5, 6)),
+              ((3, 1, 4, 5), (1, 2, 5, 6)), ((1, 4, 5), (3, 5, 2)), ((0, 3, 4), (4, 5)),
+              ((2, 3, 4), (5, 1, 4, 2)), ((7,), (7,))]
+
+
+def test_matmul_batch_broadcasting(ctx, device_class):
+    """Batch dimensions broadcast (1-d operands on either side, 4-d and 5-d batches, an
+    empty batch), and batches whose strides do not collapse (a transposed batch) or are 0."""
+    for i, (sa, sb) in enumerate(BROADCASTS):
+        a, b = _data(sa, np.float32, 20 + i), _data(sb, np.float32, 40 + i)
+        got = ga.matmul(ga.asarray(a, context=ctx), ga.asarray(b, context=ctx))
+        _close(got, np.matmul(_wide(a), b), np.float32, sa[-1])
+    a, b = _data((3, 2, 4, 5), np.float32, 60), _data((2, 3, 5, 6), np.float32, 61)
+    ta = ga.asarray(a, context=ctx).transpose(1, 0, 2, 3)
+    _close(ta @ ga.asarray(b, context=ctx), _wide(a).transpose(1, 0, 2, 3) @ b, np.float32, 5)
+    flat = ga.broadcast_to(ga.asarray(a[0, 0], context=ctx), (3, 4, 5))
+    _close(flat @ ga.asarray(b[0], context=ctx), _wide(a[0, 0]) @ b[0], np.float32, 5)
+
+
+@pytest.mark.parametrize("pair", [(np.int8, np.float32), (np.uint8, np.int8),
+                                  (np.bool_, np.float32), (np.float16, np.float32)],
+                         ids=lambda p: f"{np.dtype(p[0]).name}-{np.dtype(p[1]).name}")
+def test_matmul_mixed_dtypes_promote(ctx, device_class, pair):
+    """Mixed real operands promote as numpy's matmul."""
+    a, b = _data((6, 45), pair[0], 62), _data((45, 11), pair[1], 63)
+    expected = np.matmul(a, b)
+    if expected.dtype.kind == "f":
+        expected = _wide(a) @ _wide(b)
+    _close(ga.asarray(a, context=ctx) @ ga.asarray(b, context=ctx), expected,
+           np.matmul(a, b).dtype, 45)
+
+
+def test_contractions_of_length_zero(ctx):
+    """A sum over an empty axis is 0 (then alpha * 0 + beta * C), complex alike."""
+    for dtype, alpha, beta in ((np.float32, 1, -0.5), (np.complex64, 1, -0.5),
+                               (np.complex64, 1j, 0.5 - 1j)):
+        def zeros(*shape, dtype=dtype):
+            return ga.zeros(shape, dtype, context=ctx)
+
+        _close(ga.tensordot(zeros(3, 0), zeros(0, 4), 1), np.zeros((3, 4)), dtype, 1)
+        _close(ga.inner(zeros(3, 0), zeros(2, 0)), np.zeros((3, 2)), dtype, 1)
+        _close(ga.dot(zeros(2, 3, 0), zeros(0, 4)), np.zeros((2, 3, 4)), dtype, 1)
+        c = _data((3, 4), dtype, 79)
+        out = blas.gemm(alpha, zeros(3, 0), zeros(0, 4), beta, ga.asarray(c, context=ctx))
+        _close(out, beta * _wide(c), dtype, 1)
+
+
+# ---------------------------------------------------------------- out=, read-only, errors
+
+def test_out_argument(ctx):
+    """out= of matmul (numpy's same_kind casting) and dot (numpy's exact dtype); a wrong
+    shape or dtype raises and leaves out alone."""
+    a, b = _data((4, 5), np.float32, 64), _data((5, 3), np.float32, 65)
+    ga_, gb = ga.asarray(a, context=ctx), ga.asarray(b, context=ctx)
+    for f in (ga.matmul, ga.dot):
+        out = ga.zeros((4, 3), np.float32, context=ctx)
+        assert f(ga_, gb, out=out) is out
+        _close(out, _wide(a) @ b, np.float32, 5)
+        for bad in ((3, 4), (4, 3, 1), (12,)):
+            out = ga.zeros(bad, np.float32, context=ctx)
+            with pytest.raises(ShapeError, match=re.escape(str(bad))):
+                f(ga_, gb, out=out)
+            _close(out, np.zeros(bad), np.float32, 1)
+    out = ga.zeros((4, 3), np.float64, context=ctx)
+    assert ga.matmul(ga_, gb, out=out) is out  # same_kind: the float32 product, cast
+    np.testing.assert_allclose(out.get(), _wide(a) @ b, rtol=1e-5)
+    assert out.dtype == np.float64
+    with pytest.raises(ArgumentTypeError, match="float64"):
+        ga.dot(ga_, gb, out=out)  # numpy's dot takes only the product's dtype
+    with pytest.raises(TypeError, match="int32"):
+        ga.matmul(ga_, gb, out=ga.zeros((4, 3), np.int32, context=ctx))
+    with pytest.raises(TypeError):
+        ga.matmul(ga_, gb, out=np.zeros((4, 3), np.float32))
+    v = ga.asarray(a[0], context=ctx)
+    with pytest.raises(ShapeError):
+        ga.matmul(v, v, out=ga.zeros(5, np.float32, context=ctx))
+    with pytest.raises(TypeError):
+        ga.matmul(v, v, out=ga.zeros((), np.int64, context=ctx))
+    out = ga.zeros((), np.float32, context=ctx)
+    _close(ga.matmul(v, v, out=out), _wide(a[0]) @ a[0], np.float32, 5)
+
+
+def _read_only(x, ctx):
+    g = ga.asarray(x, context=ctx)
+    g.flags.writeable = False
+    return g
+
+
+def test_read_only_outputs_raise(ctx, device_class):
+    """overwrite_c/overwrite_y/overwrite_a and out= into a read-only array, a view of one or
+    a broadcast view raise ReadOnlyError and leave the data alone; without overwrite the
+    read-only array is only read."""
+    a, b, c = _data((6, 8), np.float32, 66), _data((8, 5), np.float32, 67), _data((6, 5),
+                                                                             np.float32, 68)
+    ga_, gb = ga.asarray(a, context=ctx), ga.asarray(b, context=ctx)
+    rc = _read_only(c, ctx)
+    for target in (rc, rc[1:]):
+        with pytest.raises(ReadOnlyError):
+            blas.gemm(1.0, ga_[:target.shape[0]], gb, 1.0, target, overwrite_c=True)
+        with pytest.raises(ReadOnlyError):
+            ga.matmul(ga_[:target.shape[0]], gb, out=target)
+    _close(rc, c, np.float32, 1)
+    _close(blas.gemm(1.0, ga_, gb, -1.0, rc), _wide(a) @ b - c, np.float32, 8)
+    rb = ga.broadcast_to(ga.asarray(c[None], context=ctx), (3, 6, 5))
+    with pytest.raises(ReadOnlyError):
+        blas.gemm_batched(1.0, ga.broadcast_to(ga_, (3, 6, 8)), gb.reshape(1, 8, 5), 1.0, rb,
+                          overwrite_c=True)
+    with pytest.raises(ReadOnlyError):
+        blas.gemv(1.0, ga_, gb[:, 0], 1.0, rc[:, 0], overwrite_y=True)
+    with pytest.raises(ReadOnlyError):
+        blas.ger(1.0, ga_[:, 0], gb[0], _read_only(a[:, :5], ctx), overwrite_a=True)
+    _close(rc, c, np.float32, 1)
+
+
+def test_errors_name_the_shapes_and_dtypes(ctx):
+    def f32(*shape):
+        return ga.zeros(shape, np.float32, context=ctx)
+
+    cases = [
+        (ShapeError, r"\(3, 4\).*\(5, 2\)", lambda: blas.gemm(1, f32(3, 4), f32(2, 5),
+                                                             trans_b=True)),
+        (ShapeError, r"\(4,\)", lambda: blas.gemm(1, f32(4), f32(4, 2))),
+        (ShapeError, r"\(2, 3\)", lambda: blas.gemm(1, f32(3, 4), f32(4, 2), 1, f32(2, 3))),
+        (ShapeError, r"\(3, 4, 5\).*\(2, 5, 6\)",
+         lambda: blas.gemm_batched(1, f32(3, 4, 5), f32(2, 5, 6))),
+        (ShapeError, r"\(4, 5\)", lambda: blas.gemm_batched(1, f32(4, 5), f32(1, 5, 6))),
+        (ShapeError, r"\(3, 4, 7\).*\(3, 4, 6\)",
+         lambda: blas.gemm_batched(1, f32(3, 4, 5), f32(1, 5, 6), 1, f32(3, 4, 7))),
+        (ShapeError, r"\(3, 4\).*\(3, 1\)", lambda: blas.gemv(1, f32(3, 4), f32(3))),
+        (ShapeError, r"\(4, 1\).*\(3, 1\)", lambda: blas.gemv(1, f32(3, 4), f32(4), 1,
+                                                            f32(4))),
+        (ShapeError, r"\(3, 4\)", lambda: blas.ger(1, f32(3), f32(5), f32(3, 4))),
+        (ShapeError, r"\(3, 1\)", lambda: blas.ger(1, f32(3, 1), f32(5))),
+        (ShapeError, r"\(5,\).*\(6,\)", lambda: ga.matmul(f32(5), f32(6))),
+        (ShapeError, r"\(2,\).*\(5,\)", lambda: ga.matmul(f32(2, 3, 4), f32(5, 4, 2))),
+        (ShapeError, r"\(3, 4\).*\(5, 4\)",
+         lambda: ga.tensordot(f32(3, 4), f32(5, 4), ([0], [0]))),
+        (ShapeError, r"\(3, 4\)", lambda: ga.dot(f32(3, 4), f32(3, 4))),
+        (ArgumentTypeError, "float32.*int32",
+         lambda: blas.gemm_batched(1, f32(1, 2, 2), ga.zeros((1, 2, 2), np.int32,
+                                                             context=ctx))),
+        (ArgumentTypeError, "float32.*float16",
+         lambda: blas.gemv(1, f32(2, 2), f32(2), 1, ga.zeros(2, np.float16, context=ctx))),
+        (ArgumentTypeError, "float32.*complex64",
+         lambda: blas.ger(1, f32(2), ga.zeros(2, np.complex64, context=ctx))),
+    ]
+    for error, pattern, call in cases:
+        with pytest.raises(error, match=pattern):
+            call()
+
+
+# ---------------------------------------------------------------- complex
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_complex_products(ctx, device_class, dtype):
+    """Every product function on complex operands (real and imaginary parts as strided real
+    views, four real GEMMs), real and complex alpha and beta, operands and C as views."""
+    _fp64(ctx, dtype)
+    if dtype == np.complex128 and device_class == "gpu":
+        pytest.skip("complex128 on the GPU tiles: matmul only (test_complex_mixed_with_real); "
+                    "the column tiles of its vector products take ~8 s to build on PoCL")
+    m, k, n = 13, 21, 10
+    a, b, c = _data((m, k), dtype, 70), _data((k, n), dtype, 71), _data((m, n), dtype, 72)
+    wa, wb, wc = _wide(a), _wide(b), _wide(c)
+    ga_ = _place(ctx, a, offset=1, step=-2)[0]
+    gb = _place(ctx, b, trans=True, order="F")[0]
+    for alpha, beta in ((1, 0), (0.5, -1), (1j, 0), (0.5 - 2j, 1 + 1j), (-1, 1j), (0, 0.5)):
+        view, buf, host, pick = _place(ctx, c, offset=2)
+        blas.gemm(alpha, ga_, gb, beta, view, overwrite_c=True)
+        _close(buf, _expect_buffer(host, pick, alpha * wa @ wb + beta * wc), dtype, k)
+    at = ga.asarray(a.T.copy(), context=ctx)
+    _close(blas.gemm(2.0, at, gb, trans_a=True), 2 * wa @ wb, dtype, k)
+    _close(ga_ @ gb, wa @ wb, dtype, k)
+    _close(np.matmul(ga_, gb), wa @ wb, dtype, k)
+    gv, gw = ga_[0], gb[:, 0]
+    _close(gv @ gw, wa[0] @ wb[:, 0], dtype, k)  # no conjugate, as numpy
+    _close(ga_ @ gw, wa @ wb[:, 0], dtype, k)
+    _close(gv @ gb, wa[0] @ wb, dtype, k)
+    _close(ga.dot(ga_, gb), wa @ wb, dtype, k)
+    _close(ga.dot(gv, gw), np.dot(wa[0], wb[:, 0]), dtype, k)
+    _close(ga.vdot(gv, gw), np.vdot(wa[0], wb[:, 0]), dtype, k)
+    _close(ga.vdot(ga_, ga_), np.vdot(wa, wa), dtype, m * k)
+    _close(ga.inner(ga_, ga_), np.inner(wa, wa), dtype, k)
+    _close(ga.outer(gv, gw), np.outer(wa[0], wb[:, 0]), dtype, 1)
+    t3, t2 = _data((3, 4, 5), dtype, 73), _data((5, 4, 2), dtype, 74)
+    g3, g2 = ga.asarray(t3, context=ctx), ga.asarray(t2, context=ctx)
+    _close(ga.tensordot(g3, g2, ([1, 2], [1, 0])),
+           np.tensordot(_wide(t3), _wide(t2), ([1, 2], [1, 0])), dtype, 20)
+    _close(ga.dot(g3, g2[:, 0]), np.dot(_wide(t3), _wide(t2)[:, 0]), dtype, 5)
+    p3 = _data((1, 3, 5), dtype, 75)  # B^T, a batch of one
+    _close(blas.gemm_batched(1j, g3, ga.asarray(p3, context=ctx), trans_b=True),
+           1j * _wide(t3) @ _wide(p3).swapaxes(1, 2), dtype, 5)
+    x, y, d = _data(m, dtype, 76), _data(k, dtype, 77), _data((k, n), dtype, 78)
+    _close(blas.gemv(1 - 1j, ga_, ga.asarray(x, context=ctx), 0.5, ga.asarray(y, context=ctx),
+                     trans_a=True), (1 - 1j) * wa.T @ x + 0.5 * y, dtype, m)
+    _close(blas.ger(2j, gv, gb[0], ga.asarray(d, context=ctx)),
+           d + 2j * np.outer(wa[0], wb[0]), dtype, 1)
+
+
+def test_complex_mixed_with_real(ctx, device_class):
+    """Real and complex operands promote as numpy's matmul (float64 or int32 with complex64:
+    complex128). Not vdot: vectors take the column tile, slow to build on PoCL."""
+    pairs = [(np.float32, np.complex64), (np.complex64, np.float32)]
+    if ctx.fp64:
+        pairs += [(np.float64, np.complex64), (np.int32, np.complex64)]
+    for i, (da, db) in enumerate(pairs):
+        a, b = _data((6, 9), da, 80 + i), _data((9, 4), db, 90 + i)
+        dt = np.matmul(a, b).dtype
+        _close(ga.asarray(a, context=ctx) @ ga.asarray(b, context=ctx), _wide(a) @ _wide(b),
+               dt, 9)
+
+
+# ---------------------------------------------------------------- random layouts
+
+_SIDE = st.integers(2, 70)  # 1 is in the size sweep; here it would add a tile of its own
+# order, offset, step, stored transposed (see _place)
+_LAYOUT = st.tuples(st.sampled_from("CF"), st.integers(0, 3), st.sampled_from([1, 2, -1]),
+                    st.booleans())
+
+
+@settings(max_examples=10, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(m=_SIDE, n=_SIDE, k=st.integers(1, 70), trans_a=st.booleans(), trans_b=st.booleans(),
+       layouts=st.tuples(_LAYOUT, _LAYOUT, _LAYOUT), alpha=st.sampled_from(SCALARS[1:]),
+       beta=st.sampled_from(SCALARS))
+def test_gemm_random_layouts(ctx, device_class, m, n, k, trans_a, trans_b, layouts, alpha,
+                             beta):
+    """gemm on random sizes, transposes, orders, offsets and strides of A, B and C."""
+    a, b, c = _data((m, k), np.float32, m), _data((k, n), np.float32, n), _data((m, n),
+                                                                             np.float32, k)
+    la, lb, lc = (dict(zip(("order", "offset", "step", "trans"), x)) for x in layouts)
+    ga_ = _place(ctx, a.T if trans_a else a, **la)[0]
+    gb = _place(ctx, b.T if trans_b else b, **lb)[0]
+    view, buf, host, pick = _place(ctx, c, **lc)
+    blas.gemm(alpha, ga_, gb, beta, view, trans_a=trans_a, trans_b=trans_b, overwrite_c=True)
+    expected = alpha * _wide(a) @ b + beta * c
+    _close(buf, _expect_buffer(host, pick, expected), np.float32, k)
