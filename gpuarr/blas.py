@@ -22,13 +22,15 @@ from .reduction import ReductionKernel, device_class
 from .ufuncs import UFUNCS
 
 # Work-group tile (mwg x nwg, k step kwg), work-group shape (mdimc x ndimc) and local memory
-# padding, options of kernels/gemm.cl.mako (vw, prefetch), by device class; "small"
-# serves matrices with M or N under the big tile, "column" products with one column (gemv).
-# CPUs take kernels/gemm_direct.cl.mako for float32/64 ("direct": outputs per work-item).
-# Measured with benchmarks/bench_blas.py.
+# padding, options of kernels/gemm.cl.mako (vw, prefetch, db, unroll), by device class;
+# "small" serves matrices with M or N under the big tile, "column" products with one column
+# whose A is not row-major. CPUs take kernels/gemm_direct.cl.mako for float32/64 ("direct":
+# outputs per work-item). Tuned entries (gpuarr/tuned/, the user's store) come first.
+# The GPU big tile: the fastest SGEMM 4096 and 8192 on an H100 of those the tuner ranked
+# highest (benchmarks/bench_blas.py --tile ...): 42.1 and 44.2 TFLOP/s.
 GEMM_TILES = {
-    "gpu": {"big": dict(mwg=128, nwg=128, kwg=8, mdimc=16, ndimc=16, pad=0, vw=2,
-                        prefetch=1),
+    "gpu": {"big": dict(mwg=128, nwg=128, kwg=8, mdimc=16, ndimc=16, pad=4, vw=4,
+                        prefetch=1, db=1, unroll=1),
             "small": dict(mwg=32, nwg=32, kwg=16, mdimc=8, ndimc=8, pad=0, vw=1,
                           prefetch=0),
             "column": dict(mwg=128, nwg=1, kwg=32, mdimc=128, ndimc=1, pad=0, vw=1,
@@ -46,9 +48,9 @@ GEMM_TILES["nvidia"] = GEMM_TILES["amd"] = GEMM_TILES["intel"] = GEMM_TILES["gpu
 # and shape class (a parameter missing here keeps the built-in entry's value). check_tile
 # holds the templates' constraints on them.
 GEMM_SPACE = {
-    "gpu": {"big": dict(mwg=(32, 64, 128), nwg=(32, 64, 128), kwg=(8, 16, 32),
-                        mdimc=(8, 16, 32), ndimc=(8, 16, 32), pad=(0, 2, 4), vw=(1, 2, 4),
-                        prefetch=(0, 1), db=(0, 1)),
+    "gpu": {"big": dict(mwg=(64, 128), nwg=(64, 128), kwg=(8,), mdimc=(8, 16, 32),
+                        ndimc=(8, 16, 32), pad=(2, 4), vw=(2, 4), prefetch=(1,), db=(0, 1),
+                        unroll=(0, 1)),
             "small": dict(mwg=(16, 32, 64), nwg=(16, 32, 64), kwg=(8, 16, 32),
                           mdimc=(4, 8, 16), ndimc=(4, 8, 16), pad=(0,), vw=(1, 2),
                           prefetch=(0, 1), db=(0, 1)),
@@ -75,9 +77,10 @@ MAX_LOADS = 256  # elements of A and B a work-item stages per k step
 # rows per work-item (sharing x's loads), work-items per work-group. CPU measured on PoCL
 # (2 cores) with benchmarks/bench_blas.py: 2048^2 float32 1.6-1.9x the copy's read rate
 # (0.12x through the GEMM before), about the same over rows 1-4, unroll 2-8, 32-64 bytes.
-# GPU: not measured yet (a first guess: 16-byte loads, coalesced).
+# GPU (H100, 16384^2 float32, --gemv sweeps): 0.87x the copy's read+write rate with rows of
+# 128 work-items (256: 0.75x; unroll 2-8 and 8-byte loads within 0.05x).
 GEMV_SHAPES = {
-    "gpu": dict(local=256, vector_bytes=16, unroll=4, least_row_items=32, most_row_items=256),
+    "gpu": dict(local=256, vector_bytes=16, unroll=4, least_row_items=32, most_row_items=128),
     "cpu": dict(local=8, vector_bytes=64, unroll=4, rows=4),
 }
 
@@ -218,12 +221,14 @@ tuning.register("gemm", lambda ctx, dt, shape_class, cls, params:
                 check_tile(ctx, dt, shape_class, params, cls))
 
 
-def _backend(ctx, tile):
+def _backend(ctx, tile, gemv):
     """'gpuarr' or 'clblast', from flag blas_backend; under auto, CLBlast only where the tile
-    entry for this shape class says the tuner measured it faster and libclblast loads."""
+    entry for this shape class says the tuner measured it faster and libclblast loads, and
+    never for a product that kernels/gemv.cl.mako takes (`gemv`: bandwidth-bound already)."""
     flag = config.flags.blas_backend
     if flag == "auto":
-        return "clblast" if tile.get("backend") == "clblast" and clblast.available() else "gpuarr"
+        return ("clblast" if not gemv and tile.get("backend") == "clblast"
+                and clblast.available() else "gpuarr")
     return flag
 
 
@@ -247,22 +252,20 @@ def gemm_into(alpha, a, b, beta, c):
     dtypes.check_device(dt, ctx)
     if k == 0:  # an empty sum: beta * c
         return c.fill(0) if beta == 0 else c._assign(UFUNCS["multiply"](c, beta))
-    if (_backend(ctx, _tile(ctx, dt, m, n)) == "clblast"
+    tile = _tile(ctx, dt, m, n)
+    gemv = _gemv_operands(a, b, c)
+    if (_backend(ctx, tile, gemv is not None) == "clblast"
             and clblast.gemm_into(alpha, a, b, beta, c) is not None):
         return c  # else a layout or dtype CLBlast cannot take: gpuarr's kernels below
-    if m == 1 and n > 1 and _row_major(b.swapaxes(1, 2)):  # x @ A with A^T row-major
-        return _gemv_into(ctx, alpha, b.swapaxes(1, 2), a.swapaxes(1, 2), beta,
-                          c.swapaxes(1, 2))
-    if n == 1 and _row_major(a):
-        return _gemv_into(ctx, alpha, a, b, beta, c)
-    direct = device_class(ctx) == "cpu" and dt in _REAL[1:]
-    if direct and b.strides[2] != b.itemsize:
-        b = b.copy()  # O(K N) so that rows of B load as vectors
-    if direct:
-        return _gemm_direct(ctx, alpha, a, b, beta, c)
+    if gemv is not None:
+        return _gemv_into(ctx, alpha, gemv[0], gemv[1], beta, gemv[2])
+    if device_class(ctx) == "cpu" and dt in _REAL[1:]:
+        if b.strides[2] != b.itemsize:
+            b = b.copy()  # O(K N) so that rows of B load as vectors
+        return _gemm_direct(ctx, alpha, a, b, beta, c, tile)
     if m == 1 and n > 1:  # a row times a matrix: the transposed problem has one column
         return gemm_into(alpha, b.swapaxes(1, 2), a.swapaxes(1, 2), beta, c.swapaxes(1, 2))
-    return _gemm_tiled(ctx, alpha, a, b, beta, c, _tile(ctx, dt, m, n))
+    return _gemm_tiled(ctx, alpha, a, b, beta, c, tile)
 
 
 def _gemm_tiled(ctx, alpha, a, b, beta, c, tile):
@@ -275,8 +278,8 @@ def _gemm_tiled(ctx, alpha, a, b, beta, c, tile):
     _, a_sm, a_sk = _elements(a)
     _, b_sk, b_sn = _elements(b)
     _, c_sm, c_sn = _elements(c)
-    guarded = bool(m % tile["mwg"] or n % tile["nwg"] or k % tile["kwg"])
-    params = dict(tile, dtype=dt.name, acc_dtype=acc.name, guarded=guarded,
+    params = dict(tile, dtype=dt.name, acc_dtype=acc.name,
+                  edge_mn=bool(m % tile["mwg"] or n % tile["nwg"]), edge_k=bool(k % tile["kwg"]),
                   use_beta=beta != 0,
                   a_fast="m" if abs(a_sm) == 1 and abs(a_sk) != 1 else "k",
                   b_fast="n" if abs(b_sn) == 1 and abs(b_sk) != 1 else "k",
@@ -342,6 +345,17 @@ def _gemm_direct(ctx, alpha, a, b, beta, c, shape=None):
                                                 name="gemm_direct", **params)
     size = (-(-m // shape["mwi"]), -(-n // shape["nwi"]), batch)
     return _launch(ctx, kernel, size, None, alpha, a, b, beta, c)
+
+
+def _gemv_operands(a, b, c):
+    """(A, x, y) of gemm_into's operands for kernels/gemv.cl.mako, which takes one column
+    and a row-major A (x @ A: the transpose, when A's transpose is row-major), else None."""
+    m, n = c.shape[1:]
+    if n == 1 and _row_major(a):
+        return a, b, c
+    if m == 1 and n > 1 and _row_major(b.swapaxes(1, 2)):
+        return b.swapaxes(1, 2), a.swapaxes(1, 2), c.swapaxes(1, 2)
+    return None
 
 
 def _row_major(a):

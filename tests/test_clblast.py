@@ -77,15 +77,16 @@ def test_flag_rejects_bad_value():
         config.parse_flags("blas_backend=cublas")
 
 
-@pytest.mark.parametrize("flag, tile_backend, present, expected", [
-    ("gpuarr", "clblast", True, "gpuarr"), ("clblast", None, False, "clblast"),
-    ("auto", None, True, "gpuarr"), ("auto", "clblast", True, "clblast"),
-    ("auto", "clblast", False, "gpuarr")])
-def test_backend_choice(ctx, monkeypatch, flag, tile_backend, present, expected):
+@pytest.mark.parametrize("flag, tile_backend, present, gemv, expected", [
+    ("gpuarr", "clblast", True, False, "gpuarr"), ("clblast", None, False, False, "clblast"),
+    ("clblast", None, True, True, "clblast"), ("auto", None, True, False, "gpuarr"),
+    ("auto", "clblast", True, False, "clblast"), ("auto", "clblast", True, True, "gpuarr"),
+    ("auto", "clblast", False, False, "gpuarr")])
+def test_backend_choice(ctx, monkeypatch, flag, tile_backend, present, gemv, expected):
     monkeypatch.setattr(clblast, "available", lambda: present)
     tile = dict(mwg=16) if tile_backend is None else dict(mwg=16, backend=tile_backend)
     with using_flags(f"blas_backend={flag},{QUIET}"):
-        assert blas._backend(ctx, tile) == expected
+        assert blas._backend(ctx, tile, gemv) == expected
 
 
 def test_clblast_flag_without_library(ctx, monkeypatch):

@@ -12,7 +12,9 @@
 ##   a_fast      'm' or 'k': the index of A along which neighbouring work-items load
 ##   b_fast      'k' or 'n': the same for B
 ##   c_fast      'm' or 'n': the index of C neighbouring work-items store along
-##   guarded     bounds checks (M, N or K not multiples of the tile)
+##   edge_mn     M or N is not a multiple of the tile: loads clamp their row and column
+##               into the matrix (the outputs they feed are not stored), stores are checked
+##   edge_k      K is not a multiple of kwg: elements past K load as 0
 ##   use_beta    read C (beta != 0)
 ##   pad         local memory padding per row (bank conflicts)
 ##   vw          a work-item's rows are runs of vw at tm * vw + r * mdimc * vw (columns
@@ -46,6 +48,7 @@
     a_part = mwg * kwg % threads != 0
     b_part = kwg * nwg % threads != 0
     assert prefetch or not db, "db needs prefetch"
+    clamp = lambda i, n: f'min({i}, {n} - 1)' if edge_mn else f'({i})'
     nbuf = 2 if db else 1
 %>\
 ${t.fp64_pragma([dtype, acc_dtype])}
@@ -88,7 +91,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 % else:
     const int a_kk${r} = (tid + ${r * threads}) % ${kwg}, a_mm${r} = (tid + ${r * threads}) / ${kwg};
 % endif
-    const long a_at${r} = (bm + a_mm${r}) * a_sm + a_kk${r} * a_sk;
+    const long a_at${r} = ${clamp('bm + a_mm%d' % r, 'M')} * a_sm + a_kk${r} * a_sk;
 % endfor
 % for r in range(b_loads):
 % if b_fast == 'n':
@@ -96,7 +99,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 % else:
     const int b_kk${r} = (tid + ${r * threads}) % ${kwg}, b_nn${r} = (tid + ${r * threads}) / ${kwg};
 % endif
-    const long b_at${r} = b_kk${r} * b_sk + (bn + b_nn${r}) * b_sn;
+    const long b_at${r} = b_kk${r} * b_sk + ${clamp('bn + b_nn%d' % r, 'N')} * b_sn;
 % endfor
 <%def name="fetch(k0)">\
 ## the A and B elements of this work-item for the slice at ${k0}, into registers
@@ -104,16 +107,16 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
             const long ak = (long)(${k0}) * a_sk, bk = (long)(${k0}) * b_sk;
 % for r in range(a_loads):
             ${'if (tid + %d < %d)' % (r * threads, mwg * kwg) if a_part else ''}
-% if guarded:
-            ra${r} = (bm + a_mm${r} < M && ${k0} + a_kk${r} < K) ? ${load('A', f'a_at{r} + ak')} : 0;
+% if edge_k:
+            ra${r} = ${k0} + a_kk${r} < K ? ${load('A', f'a_at{r} + ak')} : 0;
 % else:
             ra${r} = ${load('A', f'a_at{r} + ak')};
 % endif
 % endfor
 % for r in range(b_loads):
             ${'if (tid + %d < %d)' % (r * threads, kwg * nwg) if b_part else ''}
-% if guarded:
-            rb${r} = (bn + b_nn${r} < N && ${k0} + b_kk${r} < K) ? ${load('B', f'b_at{r} + bk')} : 0;
+% if edge_k:
+            rb${r} = ${k0} + b_kk${r} < K ? ${load('B', f'b_at{r} + bk')} : 0;
 % else:
             rb${r} = ${load('B', f'b_at{r} + bk')};
 % endif
@@ -220,7 +223,7 @@ ${multiply('0')}\
 % for j in range(nwi):
     {
         const int gm = bm + ${row(i)}, gn = bn + ${col(j)};
-% if guarded:
+% if edge_mn:
         if (gm < M && gn < N) {
 % else:
         {
