@@ -100,6 +100,22 @@ def test_strides_alpha_beta(ctx, variant, m, k):
     assert len(variant) == 3 * 16 + 1
 
 
+def test_alignments_of_a_and_x(ctx, variant, wide):
+    """Every pairing of A's row start and x's start modulo a vector: x is read as aligned
+    vectors exactly where the two meet, as unaligned vectors elsewhere."""
+    h, d = wide
+    m, k = 31, 1000
+    x_full = _data(k + 4, np.float32, 8)
+    x_d = ga.asarray(x_full, context=ctx)
+    for a_off in range(4):
+        for x_off in range(4):
+            a_h, a_d = h[:m, a_off:a_off + k], d[:m, a_off:a_off + k]
+            x = x_full[x_off:x_off + k]
+            _close(blas.gemv(1.0, a_d, x_d[x_off:x_off + k]),
+                   _reference(np.float32, 1, a_h, x), np.float32, k)
+    assert len(variant) == 16
+
+
 def test_beta_zero_ignores_nan(ctx, variant):
     a, x = _data((129, 257), np.float32, 6), _data(257, np.float32, 7)
     y = ga.asarray(np.full(129, np.nan, np.float32), context=ctx)

@@ -43,7 +43,10 @@
         return widen(f'vload{vec}({i}, {ptr})')
 
     def xload(unit, k0):
-        """x[k0 ... k0 + vec - 1] as a vector"""
+        """x[k0 ... k0 + vec - 1] as a vector; unit: 'aligned' (x_sk == 1 and xp + k0 on a
+        vector boundary), True (x_sk == 1) or False (any stride)"""
+        if unit == 'aligned':  # group mode: k0 is head + a multiple of vec
+            return vload('(xp + head)', f'(({k0}) - head) / {vec}', aligned=True)
         if unit:
             return widen(f'vload{vec}(0, xp + ({k0}))') if not half else \
                 f'vload_half{vec}(0, xp + ({k0}))'
@@ -121,7 +124,10 @@ void ${name}(const int M, const int K, const int row_items, const ${T} alpha, co
         const int head = min((int)((${vec} - base % ${vec}) % ${vec}), K);
         const int nv = (K - head) / ${vec};
         __global const ${S} *ra = row + head;
-        if (x_sk == 1) {
+        // x read as aligned vectors where the row's aligned part meets aligned elements of x
+        if (x_sk == 1 && (x_off + batch * x_sb + head) % ${vec} == 0) {
+${group_loop('aligned')}\
+        } else if (x_sk == 1) {
 ${group_loop(True)}\
         } else {
 ${group_loop(False)}\
