@@ -29,7 +29,7 @@ from .array import (
 )
 from .blas import FUNCTIONS as _PRODUCTS
 from .context import Context, DeviceInfo, contexts, get_context, init, list_devices
-from .einsum import einsum
+from .contraction import einsum
 from .elemwise import ElemwiseKernel
 from .fusion import fuse
 from .reduction import FUNCTIONS as _REDUCTIONS

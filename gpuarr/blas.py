@@ -319,16 +319,24 @@ def _complex_gemm_into(alpha, a, b, beta, c):
 
 
 def _launch(ctx, kernel, size, local, alpha, a, b, beta, c):
-    args = [c.shape[1], c.shape[2], a.shape[2], alpha, beta]
+    """The GEMM kernels' launch: sizes, alpha and beta (in the accumulator's type: integer
+    kernels take integer scalars), then each matrix as buffer, offset and three strides."""
+    acc = _acc_dtype(c.dtype).type
+    args = [c.shape[1], c.shape[2], a.shape[2], acc(alpha), acc(beta)]
     for x in (a, b, c):
         sb, s1, s2 = _elements(x)
         args += [x.storage.buffer, x.offset // x.itemsize, s1, s2, sb]
+    return _enqueue(ctx, kernel, size, local, args, (a, b), c)
+
+
+def _enqueue(ctx, kernel, size, local, args, inputs, out):
+    """Enqueue `kernel` after the last writes of its arrays; `out` records the event."""
     queue = ctx.queue
-    wait_for = [e for x in (a, b, c) for e in x.storage.wait_list(queue)]
+    wait_for = [e for x in (*inputs, out) for e in x.storage.wait_list(queue)]
     with ctx.launch_lock:
         event = kernel(queue, size, local, *args, wait_for=wait_for or None)
-    c.storage.written(event, queue)
-    return c
+    out.storage.written(event, queue)
+    return out
 
 
 def _gemm_direct(ctx, alpha, a, b, beta, c, shape=None):
@@ -398,12 +406,7 @@ def _gemv_into(ctx, alpha, a, b, beta, c):
     for x in (a, b, c):
         sb, s1, _ = _elements(x)
         args += [x.storage.buffer, x.offset // x.itemsize, s1, sb]
-    queue = ctx.queue
-    wait_for = [e for x in (a, b, c) for e in x.storage.wait_list(queue)]
-    with ctx.launch_lock:
-        event = kernel(queue, size, (local, 1, 1), *args, wait_for=wait_for or None)
-    c.storage.written(event, queue)
-    return c
+    return _enqueue(ctx, kernel, size, (local, 1, 1), args, (a, b), c)
 
 
 def _as_batch(x):

@@ -130,6 +130,16 @@ def test_gemm_dtypes_transposed_views(ctx, device_class, dtype):
     _close(buf, _expect_buffer(host, pick, expected.astype(dtype)), dtype, k)
 
 
+def test_integer_gemm_and_gemv_with_default_scalars(ctx, device_class):
+    """pygpu's defaults (alpha an int, beta=0.0) on integer matrices: the kernels take their
+    scalars in the accumulator's integer type."""
+    a, b, x = _data((9, 13), np.int32, 7), _data((13, 6), np.int32, 8), _data(13, np.int32, 9)
+    da, db, dx = (ga.asarray(h, context=ctx) for h in (a, b, x))
+    _close(blas.gemm(3, da, db), 3 * (a @ b), np.int32, 13)
+    _close(blas.gemv(2, da, dx), 2 * (a @ x), np.int32, 13)
+    _close(blas.gemm(1, da, db, 2, blas.gemm(1, da, db)), 3 * (a @ b), np.int32, 13)
+
+
 # ---------------------------------------------------------------- gemv, ger, gemm_batched
 
 def test_gemv_transposes_views_beta(ctx, device_class):
