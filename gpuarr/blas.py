@@ -66,6 +66,16 @@ GEMM_SPACE = {
                           prefetch=(0, 1), db=(0, 1))},
 }
 GEMM_SPACE["nvidia"] = GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu"]
+# float64 on NVIDIA FP64 tensor cores (kernels/gemm_mma.cl.mako), by the least compute
+# capability (major) an entry needs: mma shape, work-group tile bm x bn, k step bk, warps
+# wm x wn, local memory padding. Used for products with m >= bm and n >= bn where _mma_ok.
+# H100, DGEMM 4096/8192: 43.4/42.2 TFLOP/s (cuBLAS 64.7, the SIMT kernel ~21.7); 128 x 128,
+# 64 x 256, k steps of 12 or 16, m16n8k4/k16 and one local buffer measured 24-43.
+# The sm_80 entry (m8n8k4) ran correctly on the H100 at 27; not measured on an A100.
+MMA_TILES = {
+    9: dict(shape="m16n8k8", bm=64, bn=128, bk=8, wm=2, wn=2, pad=4),
+    8: dict(shape="m8n8k4", bm=128, bn=128, bk=8, wm=2, wn=4, pad=4),
+}
 # Size bounds: beyond them a work-item's unrolled code compiles for minutes.
 MAX_OUTPUTS = 256  # accumulators per work-item
 MAX_LOADS = 256  # elements of A and B a work-item stages per k step
@@ -252,6 +262,10 @@ def gemm_into(alpha, a, b, beta, c):
     dtypes.check_device(dt, ctx)
     if k == 0:  # an empty sum: beta * c
         return c.fill(0) if beta == 0 else c._assign(UFUNCS["multiply"](c, beta))
+    if dt == _REAL[2] and config.flags.blas_backend != "clblast":
+        mma = _mma_tile(ctx)
+        if mma and m >= mma["bm"] and n >= mma["bn"]:
+            return _gemm_mma(ctx, alpha, a, b, beta, c, mma)
     tile = _tile(ctx, dt, m, n)
     gemv = _gemv_operands(a, b, c)
     if (_backend(ctx, tile, gemv is not None) == "clblast"
@@ -266,6 +280,71 @@ def gemm_into(alpha, a, b, beta, c):
     if m == 1 and n > 1:  # a row times a matrix: the transposed problem has one column
         return gemm_into(alpha, b.swapaxes(1, 2), a.swapaxes(1, 2), beta, c.swapaxes(1, 2))
     return _gemm_tiled(ctx, alpha, a, b, beta, c, tile)
+
+
+def _nv_capability(ctx):
+    """(major, minor) compute capability of an NVIDIA GPU, else None."""
+    if not ctx.device.is_gpu or _vendor_class(ctx.device.vendor) != "nvidia":
+        return None
+    dev = ctx.device.cl_device
+    try:
+        return dev.compute_capability_major_nv, dev.compute_capability_minor_nv
+    except Exception:  # no cl_nv_device_attribute_query: pyopencl and drivers differ in what
+        return None    # they raise (AttributeError, cl.LogicError, cl.RuntimeError)
+
+
+def _mma_ok(ctx):
+    """Whether float64 GEMMs on ctx run on FP64 tensor cores (kernels/gemm_mma.cl.mako):
+    an NVIDIA device of compute capability 8.0+ on which the kernel builds and a probe product
+    matches the host's. Probed once per context."""
+    return _mma_tile(ctx) is not None
+
+
+def _mma_tile(ctx):
+    """MMA_TILES' entry for ctx's device where _mma_ok, else None (cached in ctx.plans)."""
+    key = ("gemm_mma",)
+    if key not in ctx.plans:
+        cc = _nv_capability(ctx)
+        majors = [v for v in MMA_TILES if cc and v <= cc[0]]
+        entry = MMA_TILES[max(majors)] if majors and ctx.fp64 else None
+        ctx.plans[key] = entry if entry and _mma_probe(ctx, entry) else None
+    return ctx.plans[key]
+
+
+def _mma_probe(ctx, tile):
+    """Build the tensor-core kernel and check one ragged product against numpy; any failure
+    (a driver without inline PTX, a wrong result) is False, never an error for the user."""
+    rng = np.random.default_rng(6)
+    m, n, k = tile["bm"] + 3, tile["bn"] + 5, 3 * tile["bk"] + 1
+    a, b, c = (rng.random(s) - 0.5 for s in ((1, m, k), (1, k, n), (1, m, n)))
+    try:
+        out = to_device(c, ctx)
+        _gemm_mma(ctx, 0.5, to_device(a, ctx), to_device(b, ctx), -1.0, out, tile)
+        got = out.get()
+    except Exception:
+        return False
+    # float64 products: a TF32 or float32 path would miss this by orders of magnitude
+    return bool(np.allclose(got, 0.5 * (a @ b) - c, rtol=1e-13, atol=1e-13 * k))
+
+
+def _gemm_mma(ctx, alpha, a, b, beta, c, tile):
+    """float64 GEMM on FP64 tensor cores (kernels/gemm_mma.cl.mako) with `tile`, an entry as
+    MMA_TILES'."""
+    batch, m, n = c.shape
+    k = a.shape[2]
+    _, a_sm, a_sk = _elements(a)
+    _, b_sk, b_sn = _elements(b)
+    params = dict(tile, edge_mn=bool(m % tile["bm"] or n % tile["bn"]),
+                  edge_k=bool(k % tile["bk"]), use_beta=beta != 0,
+                  a_fast="m" if abs(a_sm) == 1 and abs(a_sk) != 1 else "k",
+                  b_fast="n" if abs(b_sn) == 1 and abs(b_sk) != 1 else "k")
+    key = ("gemm_mma", tuple(sorted(params.items())))
+    arg_dtypes = [np.int32] * 3 + [np.float64] * 2 + ([None] + [np.int64] * 4) * 3
+    kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemm_mma.cl.mako", arg_dtypes,
+                                                name="gemm_mma", **params)
+    threads = 32 * tile["wm"] * tile["wn"]
+    size = (-(-m // tile["bm"]) * threads, -(-n // tile["bn"]), batch)
+    return _launch(ctx, kernel, size, (threads, 1, 1), alpha, a, b, beta, c)
 
 
 def _gemm_tiled(ctx, alpha, a, b, beta, c, tile):
