@@ -155,8 +155,10 @@ def test_gemm_sliced_views(clblast_on, ctx, dtype):
     assert clblast_on == [True, True]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_gemm_batched_broadcast_and_strided(clblast_on, ctx, dtype):
+def test_gemm_batched_broadcast_and_strided(clblast_on, ctx):
+    # float32 only: the strided-batched binding is the same for every dtype, and each of
+    # CLBlast's batched routines takes over 10 s to build on PoCL
+    dtype = np.float32
     m, k, n = 7, 129, 33
     a, b = _data((1, m, k), dtype, 1), _data((4, n, k), dtype, 2)
     ref = a.astype(np.float64) @ b.swapaxes(1, 2)  # A broadcast over the batch: stride 0
