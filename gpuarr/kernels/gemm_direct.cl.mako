@@ -1,8 +1,10 @@
 ## GEMM without local memory, for CPUs: C[m, n] = alpha * sum_k A[m, k] * B[k, n] + beta * C.
 ## A work-item computes mwi rows x nwi columns of C as mwi vectors of nwi: per k it loads one
 ## vector of B's row k (unit stride along n) and broadcasts mwi elements of A into it, the
-## shape of a BLAS micro-kernel, which the CPU runs as vector FMAs. Work-items at the ragged
-## edges of C take a scalar loop. Batched over dimension 2 of the launch.
+## shape of a BLAS micro-kernel, which the CPU runs as vector FMAs. At the ragged edges the
+## vector window shifts into the matrix (rows past M repeat the last one) and stores skip the
+## columns and rows other work-items own; only N < nwi takes a scalar loop. Batched over
+## dimension 2 of the launch.
 ## Inputs: name; dtype ('float32' or 'float64'); mwi, nwi (a vector width: 2, 4, 8, 16);
 ##   c_unit (C has unit stride along n: vector stores); use_beta (read C).
 ## Arguments: as kernels/gemm.cl.mako (M, N, K, alpha, beta, then A, B, C each as pointer,
@@ -29,36 +31,43 @@ __kernel void ${name}(const int M, const int N, const int K, const ${T} alpha, c
     A += a_off + batch * a_sb;
     B += b_off + batch * b_sb;
     C += c_off + batch * c_sb;
-    if (n0 + ${nwi} <= N && m0 + ${mwi} <= M) {
+    if (N >= ${nwi}) {
+        // At the ragged edges the vector window shifts left into the matrix and rows past M
+        // repeat row M - 1: every work-item runs the vector loop; stores skip what others own.
+        const int nw = min(n0, N - ${nwi});
 % for i in range(mwi):
         ${V} c${i} = 0;
-        __global const ${T} *a${i} = A + (m0 + ${i}) * a_sm;
+        __global const ${T} *a${i} = A + min(m0 + ${i}, M - 1) * a_sm;
 % endfor
         for (int k = 0; k < K; ++k) {
-            const ${V} b = vload${nwi}(0, B + k * b_sk + n0);
+            const ${V} b = vload${nwi}(0, B + k * b_sk + nw);
 % for i in range(mwi):
             c${i} = fma((${V})(a${i}[k * a_sk]), b, c${i});
 % endfor
         }
 % for i in range(mwi):
-        {
+        if (m0 + ${i} < M) {
             __global ${T} *row = C + (m0 + ${i}) * c_sm;
 % if c_unit:
-            ${V} r = alpha * c${i};
+            if (nw == n0) {
+                ${V} r = alpha * c${i};
 % if use_beta:
-            r += beta * vload${nwi}(0, row + n0);
+                r += beta * vload${nwi}(0, row + n0);
 % endif
-            vstore${nwi}(r, 0, row + n0);
-% else:
+                vstore${nwi}(r, 0, row + n0);
+            } else
+% endif
+            {
 % for j in range(nwi):
-            row[(n0 + ${j}) * c_sn] = alpha * c${i}.s${'%x' % j}${' + beta * row[(n0 + %d) * c_sn]' % j if use_beta else ''};
+                if (nw + ${j} >= n0)
+                    row[(nw + ${j}) * c_sn] = alpha * c${i}.s${'%x' % j}${' + beta * row[(nw + %d) * c_sn]' % j if use_beta else ''};
 % endfor
-% endif
+            }
         }
 % endfor
         return;
     }
-    // the ragged edge: one element at a time
+    // fewer columns than a vector: one element at a time
     for (int m = m0; m < min(m0 + ${mwi}, M); ++m)
         for (int n = n0; n < min(n0 + ${nwi}, N); ++n) {
             ${T} s = 0;
