@@ -47,7 +47,7 @@ _SKIP_NAN_MIN = "(isnan(a) ? b : (isnan(b) || a <= b) ? a : b)"
 # name -> (map of v, whether the map gives a bool, reduce of a and b (by accumulator kind
 # where it differs), neutral element)
 _OPS = {
-    "sum": ("v", False, "a + b", "zero"),
+    "sum": ("v", False, {"b": "a | b", "*": "a + b"}, "zero"),  # bool: logical or, as numpy
     "prod": ("v", False, "a * b", "one"),
     "max": ("v", False, {"f": _NAN_MAX, "*": "(a >= b ? a : b)"}, "lowest"),
     "min": ("v", False, {"f": _NAN_MIN, "*": "(a <= b ? a : b)"}, "highest"),
@@ -790,6 +790,8 @@ _SCAN_OPS = {"cumsum": ("a + b", "zero"), "cumprod": ("a * b", "one")}
 
 def _scan_spec(op, in_dtype, acc_dtype, out_dtype):
     expr, neutral_kind = _SCAN_OPS[op]
+    if acc_dtype.kind == "b" and op == "cumsum":
+        expr = "a | b"  # numpy's bool sum is a logical or (an 8-bit + would wrap)
     preamble = ""
     if acc_dtype.kind == "c" and op == "cumprod":
         ctype = dtypes.compute_type(acc_dtype)

@@ -907,3 +907,20 @@ def test_where_errors(ctx):
         ga.sum(x, where=np.ones((30, 2), bool))
     with pytest.raises(ValueError):
         ga.sum(x, where=np.ones((2, 30, 41), bool))
+
+
+def test_bool_sums_are_logical_or(ctx):
+    """sum/cumsum with dtype=bool follow numpy (a logical or), never an 8-bit count that
+    wraps at 256 Trues."""
+    x = np.ones((3, 300), bool)
+    x[1, :290] = False
+    x[2] = False
+    y = np.array([[2, 0, -3], [0, 0, 0]], np.int32)
+    gx, gy = ga.asarray(x, context=ctx), ga.asarray(y, context=ctx)
+    for axis in (None, 1):
+        np.testing.assert_array_equal(ga.sum(gx, axis=axis, dtype=bool).get(),
+                                      np.sum(x, axis=axis, dtype=bool))
+        np.testing.assert_array_equal(gx.cumsum(axis=axis, dtype=bool).get(),
+                                      np.cumsum(x, axis=axis, dtype=bool))
+    np.testing.assert_array_equal(ga.sum(gy, axis=1, dtype=bool).get(),
+                                  np.sum(y, axis=1, dtype=bool))
