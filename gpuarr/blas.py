@@ -710,6 +710,10 @@ def gemv(alpha, A, x, beta=0.0, y=None, trans_a=False, overwrite_y=False):
     if A.ndim != 2 or x.ndim != 1 or (y is not None and y.ndim != 1):
         raise ShapeError(f"gemv takes a 2-d A and 1-d x, y; got {A.shape}, {x.shape}")
     op_a = A.T if trans_a else A
+    if op_a.shape[1] != x.shape[0] or (y is not None and y.shape[0] != op_a.shape[0]):
+        raise ShapeError(f"gemv: op(A) is {op_a.shape}, x is {x.shape}"
+                         f"{'' if y is None else f', y is {y.shape}'}: expected x of "
+                         f"({op_a.shape[1]},) and y of ({op_a.shape[0]},)")
     c = None if y is None else y.reshape(y.shape[0], 1)
     result = gemm(alpha, op_a, x.reshape(x.shape[0], 1), beta, c, overwrite_c=overwrite_y)
     return result.reshape(result.shape[0])
