@@ -8,6 +8,7 @@ machine), in TFLOP/s or GB/s.
 """
 
 import argparse
+import dataclasses
 import itertools
 import time
 
@@ -16,7 +17,7 @@ import pytest
 from ratios import best_time, run_case
 
 import gpuarr as ga
-from gpuarr import blas
+from gpuarr import blas, config
 
 SIZES = (1024, 2048)
 
@@ -36,6 +37,11 @@ def workloads(ctx, sizes, dtypes=("float32", "float64")):
             if n <= 2048:  # numpy's time on bigger ones says nothing new
                 fns["numpy"] = lambda h=h: h @ h
             cases[f"{dt} gemm {n}"] = (2 * n**3, "TFLOP/s", fns)
+            if dt == "float32" and blas._mma_ok(ctx, "tf32"):
+                # the default (gemm_precision=auto) beside the other float32 precisions
+                cases[f"{dt} gemm {n} by precision"] = (2 * n**3, "TFLOP/s", {
+                    flag: lambda x=x, flag=flag: with_precision(flag, lambda: (x @ x).sync())
+                    for flag in ("auto", "fp32", "3xtf32", "tf32")})
     side = max(sizes) * 2
     hm = rng.random((side, side), dtype=np.float32)
     hv = rng.random(side, dtype=np.float32)
@@ -64,13 +70,24 @@ def workloads(ctx, sizes, dtypes=("float32", "float64")):
     return cases
 
 
+def with_precision(flag, fn):
+    """fn() with the gemm_precision flag set to `flag`."""
+    saved = config.flags
+    config.flags = dataclasses.replace(saved, gemm_precision=flag)
+    try:
+        return fn()
+    finally:
+        config.flags = saved
+
+
 def print_table(cases, repeats):
     for name, (work, unit, fns) in cases.items():
         times = {lib: best_time(fn, repeats) for lib, fn in fns.items()}
         cells = "  ".join(f"{lib} {work / t / 1e12 if unit == 'TFLOP/s' else work / t / 1e9:8.3f}"
                           for lib, t in times.items())
-        print(f"{name:28s} {unit:8s} {cells}   others/gpuarr time: " + " ".join(
-            f"{times[lib] / times['gpuarr']:.2f}" for lib in times if lib != "gpuarr"))
+        first = next(iter(times))
+        print(f"{name:28s} {unit:8s} {cells}   others/{first} time: " + " ".join(
+            f"{times[lib] / times[first]:.2f}" for lib in times if lib != first))
 
 
 @pytest.fixture(scope="module")

@@ -66,16 +66,31 @@ GEMM_SPACE = {
                           prefetch=(0, 1), db=(0, 1))},
 }
 GEMM_SPACE["nvidia"] = GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu"]
-# float64 on NVIDIA FP64 tensor cores (kernels/gemm_mma.cl.mako), by the least compute
-# capability (major) an entry needs: mma shape, work-group tile bm x bn, k step bk, warps
-# wm x wn, local memory padding. Used for products with m >= bm and n >= bn where _mma_ok.
-# H100, DGEMM 4096/8192: 43.4/42.2 TFLOP/s (cuBLAS 64.7, the SIMT kernel ~21.7); 128 x 128,
-# 64 x 256, k steps of 12 or 16, m16n8k4/k16 and one local buffer measured 24-43.
-# The sm_80 entry (m8n8k4) ran correctly on the H100 at 27; not measured on an A100.
+# NVIDIA tensor cores (kernels/gemm_mma.cl.mako) by precision ("f64": float64 on FP64
+# tensor cores; "3xtf32", "tf32": float32, see the gemm_precision flag), then by the least
+# compute capability (major) an entry needs: mma shape, work-group tile bm x bn, k step bk,
+# warps wm x wn, global -> local copy ("regs" or "async" with `stages` buffers), tile order
+# (group_m, see the template). Used for products with m >= bm and n >= bn where the entry's
+# probe passed on the device. Picked by a sweep of these parameters on an H100 (square
+# row-major products, 4096/8192, TFLOP/s; `python -m gpuarr tune` does not search them yet):
+# f64 47.5/46.7 (128 x 128 tiles, k steps of 16, async copies: 28-45; 48 KiB of local
+# memory bounds the tile), 3xtf32 56.8/58.7 (others 29-56), tf32 129/138 (async 100-125).
 MMA_TILES = {
-    9: dict(shape="m16n8k8", bm=64, bn=128, bk=8, wm=2, wn=2, pad=4),
-    8: dict(shape="m8n8k4", bm=128, bn=128, bk=8, wm=2, wn=4, pad=4),
+    "f64": {9: dict(shape="m16n8k8", bm=64, bn=128, bk=8, wm=2, wn=2, copy="regs", stages=2,
+                    group_m=16),
+            8: dict(shape="m8n8k4", bm=128, bn=128, bk=8, wm=2, wn=4, copy="regs", stages=2,
+                    group_m=0)},
+    "3xtf32": {8: dict(shape="m16n8k8", bm=128, bn=128, bk=8, wm=2, wn=2, copy="regs",
+                       stages=2, group_m=8)},
+    "tf32": {8: dict(shape="m16n8k8", bm=128, bn=128, bk=16, wm=2, wn=2, copy="regs",
+                     stages=2, group_m=8)},
 }
+# What gemm_precision=auto means for float32 where the probe passes: 3xTF32, whose error
+# stays within the SIMT float32 kernel's (tests/test_gemm_mma.py::test_error_envelope).
+AUTO_FLOAT32_PRECISION = "3xtf32"
+# Largest relative error (max |error| / max |C|) a probe product may show per precision:
+# float64 products for "f64", float32 ones for "3xtf32", 10-bit mantissas for "tf32".
+MMA_PROBE_ERROR = {"f64": 1e-13, "3xtf32": 1e-5, "tf32": 5e-3}
 # Size bounds: beyond them a work-item's unrolled code compiles for minutes.
 MAX_OUTPUTS = 256  # accumulators per work-item
 MAX_LOADS = 256  # elements of A and B a work-item stages per k step
@@ -262,10 +277,11 @@ def gemm_into(alpha, a, b, beta, c):
     dtypes.check_device(dt, ctx)
     if k == 0:  # an empty sum: beta * c
         return c.fill(0) if beta == 0 else c._assign(UFUNCS["multiply"](c, beta))
-    if dt == _REAL[2] and config.flags.blas_backend != "clblast":
-        mma = _mma_tile(ctx)
+    prec = _mma_precision(dt)
+    if prec:
+        mma = _mma_tile(ctx, prec)
         if mma and m >= mma["bm"] and n >= mma["bn"]:
-            return _gemm_mma(ctx, alpha, a, b, beta, c, mma)
+            return _gemm_mma(ctx, alpha, a, b, beta, c, prec, mma)
     tile = _tile(ctx, dt, m, n)
     gemv = _gemv_operands(a, b, c)
     if (_backend(ctx, tile, gemv is not None) == "clblast"
@@ -293,53 +309,86 @@ def _nv_capability(ctx):
         return None    # they raise (AttributeError, cl.LogicError, cl.RuntimeError)
 
 
-def _mma_ok(ctx):
-    """Whether float64 GEMMs on ctx run on FP64 tensor cores (kernels/gemm_mma.cl.mako):
-    an NVIDIA device of compute capability 8.0+ on which the kernel builds and a probe product
-    matches the host's. Probed once per context."""
-    return _mma_tile(ctx) is not None
+def _mma_precision(dt):
+    """The tensor-core precision a GEMM of dtype dt asks for (None: the SIMT kernels)."""
+    if config.flags.blas_backend == "clblast":
+        return None
+    if dt == _REAL[2]:
+        return "f64"
+    if dt == _REAL[1]:
+        flag = config.flags.gemm_precision
+        return {"auto": AUTO_FLOAT32_PRECISION, "fp32": None}.get(flag, flag)
+    return None
 
 
-def _mma_tile(ctx):
-    """MMA_TILES' entry for ctx's device where _mma_ok, else None (cached in ctx.plans)."""
-    key = ("gemm_mma",)
+def _mma_ok(ctx, prec="f64"):
+    """Whether GEMMs of precision `prec` (a key of MMA_TILES) run on ctx's tensor cores."""
+    return _mma_tile(ctx, prec) is not None
+
+
+def _mma_tile(ctx, prec):
+    """MMA_TILES[prec]'s entry for ctx's device: an NVIDIA GPU whose compute capability the
+    entry needs, on which the kernel builds and a probe product is right; else None.
+    Probed once per context and precision (ctx.plans)."""
+    key = ("gemm_mma", prec)
     if key not in ctx.plans:
         cc = _nv_capability(ctx)
-        majors = [v for v in MMA_TILES if cc and v <= cc[0]]
-        entry = MMA_TILES[max(majors)] if majors and ctx.fp64 else None
-        ctx.plans[key] = entry if entry and _mma_probe(ctx, entry) else None
+        tiles = MMA_TILES[prec]
+        majors = [v for v in tiles if cc and v <= cc[0]]
+        entry = tiles[max(majors)] if majors and (prec != "f64" or ctx.fp64) else None
+        ctx.plans[key] = entry if entry and _mma_probe(ctx, prec, entry) else None
     return ctx.plans[key]
 
 
-def _mma_probe(ctx, tile):
-    """Build the tensor-core kernel and check one ragged product against numpy; any failure
-    (a driver without inline PTX, a wrong result) is False, never an error for the user."""
+def _mma_probe(ctx, prec, tile):
+    """Build the tensor-core kernel and check one ragged product against numpy (within
+    MMA_PROBE_ERROR); any failure (a driver without inline PTX, a wrong result) is False,
+    never an error for the user."""
     rng = np.random.default_rng(6)
     m, n, k = tile["bm"] + 3, tile["bn"] + 5, 3 * tile["bk"] + 1
-    a, b, c = (rng.random(s) - 0.5 for s in ((1, m, k), (1, k, n), (1, m, n)))
+    dt = _REAL[2] if prec == "f64" else _REAL[1]
+    a, b, c = ((rng.random(s) - 0.5).astype(dt) for s in ((1, m, k), (1, k, n), (1, m, n)))
     try:
         out = to_device(c, ctx)
-        _gemm_mma(ctx, 0.5, to_device(a, ctx), to_device(b, ctx), -1.0, out, tile)
+        _gemm_mma(ctx, 0.5, to_device(a, ctx), to_device(b, ctx), -1.0, out, prec, tile)
         got = out.get()
     except Exception:
         return False
-    # float64 products: a TF32 or float32 path would miss this by orders of magnitude
-    return bool(np.allclose(got, 0.5 * (a @ b) - c, rtol=1e-13, atol=1e-13 * k))
+    ref = 0.5 * (a.astype(np.float64) @ b) - c
+    return bool(np.max(np.abs(got - ref)) <= MMA_PROBE_ERROR[prec] * np.max(np.abs(ref)))
 
 
-def _gemm_mma(ctx, alpha, a, b, beta, c, tile):
-    """float64 GEMM on FP64 tensor cores (kernels/gemm_mma.cl.mako) with `tile`, an entry as
-    MMA_TILES'."""
+def _vector_width(x, unit_axis, tile_len, most):
+    """Elements per aligned vector load of x along unit_axis (of its 3 axes): the largest
+    power of two <= most that divides tile_len, x's offset and its other strides, where x
+    has unit stride there; else 1."""
+    strides = _elements(x)
+    if strides[unit_axis] != 1:
+        return 1
+    others = [s for i, s in enumerate(strides) if i != unit_axis and x.shape[i] > 1]
+    v = most
+    while v > 1 and any(s % v for s in (tile_len, x.offset // x.itemsize, *others)):
+        v //= 2
+    return v
+
+
+def _gemm_mma(ctx, alpha, a, b, beta, c, prec, tile):
+    """GEMM on tensor cores (kernels/gemm_mma.cl.mako) at precision `prec` with `tile`, an
+    entry as MMA_TILES'. Local memory holds each operand along its unit-stride index."""
     batch, m, n = c.shape
     k = a.shape[2]
     _, a_sm, a_sk = _elements(a)
     _, b_sk, b_sn = _elements(b)
-    params = dict(tile, edge_mn=bool(m % tile["bm"] or n % tile["bn"]),
-                  edge_k=bool(k % tile["bk"]), use_beta=beta != 0,
-                  a_fast="m" if abs(a_sm) == 1 and abs(a_sk) != 1 else "k",
-                  b_fast="n" if abs(b_sn) == 1 and abs(b_sk) != 1 else "k")
+    a_mk = not (abs(a_sm) == 1 and abs(a_sk) != 1)
+    b_nk = not (abs(b_sn) == 1 and abs(b_sk) != 1)
+    most = 16 // c.itemsize
+    vec = min(_vector_width(a, 2 if a_mk else 1, tile["bk"] if a_mk else tile["bm"], most),
+              _vector_width(b, 1 if b_nk else 2, tile["bk"] if b_nk else tile["bn"], most))
+    params = dict(tile, prec=prec, a_mk=a_mk, b_nk=b_nk, vec=vec,
+                  edge_mn=bool(m % tile["bm"] or n % tile["bn"]),
+                  edge_k=bool(k % tile["bk"]), use_beta=beta != 0)
     key = ("gemm_mma", tuple(sorted(params.items())))
-    arg_dtypes = [np.int32] * 3 + [np.float64] * 2 + ([None] + [np.int64] * 4) * 3
+    arg_dtypes = [np.int32] * 3 + [c.dtype.type] * 2 + ([None] + [np.int64] * 4) * 3
     kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemm_mma.cl.mako", arg_dtypes,
                                                 name="gemm_mma", **params)
     threads = 32 * tile["wm"] * tile["wn"]

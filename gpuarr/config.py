@@ -112,11 +112,13 @@ def _parse_preallocate(text):
     return value
 
 
-def _parse_blas_backend(text):
-    text = text.strip()
-    if text not in ("auto", "gpuarr", "clblast"):
-        raise ValueError("expected auto, gpuarr or clblast")
-    return text
+def _choice(*values):
+    def parse(text):
+        text = text.strip()
+        if text not in values:
+            raise ValueError(f"expected {', '.join(values[:-1])} or {values[-1]}")
+        return text
+    return parse
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,8 +142,12 @@ FLAGS = {
     "compile_cache_dir": Flag("", str.strip, "directory for compiled kernels ('' = drivers' own)"),
     "tuning_dir": Flag("", str.strip, "directory of tuned kernel parameters "
                        "('' = $XDG_CACHE_HOME/gpuarr/tuning or ~/.cache/gpuarr/tuning)"),
-    "blas_backend": Flag("auto", _parse_blas_backend,
+    "blas_backend": Flag("auto", _choice("auto", "gpuarr", "clblast"),
                          "GEMM: auto (the tuner's pick per shape class), gpuarr, or clblast"),
+    "gemm_precision": Flag("auto", _choice("auto", "fp32", "3xtf32", "tf32"),
+                           "float32 GEMM on NVIDIA tensor cores: auto (3xtf32 where it "
+                           "qualifies), fp32 (never), 3xtf32 (float32 accuracy), tf32 "
+                           "(10-bit mantissa products: faster, less precise)"),
 }
 
 
@@ -156,6 +162,7 @@ class Flags:
     compile_cache_dir: str
     tuning_dir: str = ""
     blas_backend: str = "auto"
+    gemm_precision: str = "auto"
 
 
 def parse_flags(text, source=ENV_VAR):

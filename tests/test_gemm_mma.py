@@ -1,113 +1,216 @@
-"""float64 GEMM on NVIDIA FP64 tensor cores (kernels/gemm_mma.cl.mako): the probe and its
-fallback everywhere, accuracy against numpy on an NVIDIA device of compute capability 8.0+."""
+"""GEMM on NVIDIA tensor cores (kernels/gemm_mma.cl.mako): the probes and their fallback
+everywhere; on an NVIDIA device of compute capability 8.0+, every precision (float64 DMMA,
+float32 as 3xTF32 and as TF32) against float64 numpy, with the error envelope printed."""
 
+import dataclasses
 import itertools
 
 import numpy as np
 import pytest
 
 import gpuarr as ga
-from gpuarr import blas
+from gpuarr import blas, config
 from gpuarr.kernels import render
 
+PRECISIONS = ("f64", "3xtf32", "tf32")
+DTYPE = {"f64": np.float64, "3xtf32": np.float32, "tf32": np.float32}
 SIZES = (1, 7, 129, 257, 1000)
 
 
-def _data(shape, seed):
-    return np.random.default_rng(seed).random(shape) - 0.5
+def _data(shape, seed, dtype=np.float64):
+    return (np.random.default_rng(seed).random(shape) - 0.5).astype(dtype)
 
 
-def _rel(got, ref):
-    return float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-300))
+def _error(got, a, b, c=None, alpha=1.0, beta=0.0):
+    """Largest error relative to the magnitudes summed: |alpha| |a| @ |b| + |beta| |c| (the
+    forward error bound's scale, so that cancellation is not counted against the kernel)."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    ref = alpha * (a @ b)
+    scale = abs(alpha) * (np.abs(a) @ np.abs(b))
+    if c is not None:
+        ref, scale = ref + beta * c, scale + abs(beta) * np.abs(c)
+    return float(np.max(np.abs(got - ref) / np.maximum(scale, 1e-300)))
 
 
-def _capable(ctx):
+def _capable(ctx, prec="f64"):
     cc = blas._nv_capability(ctx)
-    return cc is not None and cc >= (8, 0) and ctx.fp64
+    return cc is not None and cc >= (8, 0) and (prec != "f64" or ctx.fp64)
+
+
+@pytest.fixture(params=PRECISIONS)
+def mma(ctx, request):
+    """(precision, MMA_TILES entry in use on ctx's device); skips elsewhere."""
+    prec = request.param
+    if not _capable(ctx, prec):
+        pytest.skip(f"needs an NVIDIA device with compute capability 8.0+ (mma.sync): "
+                    f"{ctx.devname} is {ctx.device.device_name}")
+    tile = blas._mma_tile(ctx, prec)
+    assert tile is not None, f"the {prec} tensor-core probe failed on a capable NVIDIA device"
+    return prec, tile
 
 
 @pytest.fixture
-def mma(ctx):
-    """The MMA_TILES entry in use on ctx's device (skips elsewhere)."""
-    if not _capable(ctx):
-        pytest.skip(f"needs an NVIDIA device with compute capability 8.0+ (mma.sync): "
-                    f"{ctx.devname} is {ctx.device.device_name}")
-    tile = blas._mma_tile(ctx)
-    assert tile is not None, "the tensor-core probe failed on a capable NVIDIA device"
-    return tile
+def precision(monkeypatch):
+    """Set the gemm_precision flag for one test."""
+    def set_flag(value):
+        monkeypatch.setattr(config, "flags",
+                            dataclasses.replace(config.flags, gemm_precision=value))
+    return set_flag
 
 
-def test_probe(ctx):
-    assert blas._mma_ok(ctx) is _capable(ctx)
-    assert blas._mma_ok(ctx) is _capable(ctx)  # cached
+def _simt(ctx, alpha, a, b, beta, c):
+    """The portable kernel's result (the tensor-core paths off)."""
+    out = ga.asarray(c, context=ctx)
+    tile = blas._tile(ctx, out.dtype, c.shape[1], c.shape[2])
+    blas._gemm_tiled(ctx, alpha, ga.asarray(a, context=ctx), ga.asarray(b, context=ctx), beta,
+                     out, tile)
+    return out.get()
 
 
-@pytest.mark.parametrize("entry", sorted(blas.MMA_TILES), ids=lambda e: f"sm{e}x")
-@pytest.mark.parametrize("variant", [("k", "n", False, False), ("m", "k", True, True)],
-                         ids=["aligned", "ragged-transposed"])
-def test_template_renders(entry, variant):
-    a_fast, b_fast, edge, use_beta = variant
-    tile = blas.MMA_TILES[entry]
-    src = render("gemm_mma.cl.mako", name="gemm_mma", **tile, a_fast=a_fast, b_fast=b_fast,
-                 edge_mn=edge, edge_k=edge, use_beta=use_beta)
-    assert f"mma.sync.aligned.{tile['shape']}.row.col.f64.f64.f64.f64" in src
-    assert "__kernel" in src and ("min(" in src) == edge
+def _mma(ctx, prec, tile, alpha, a, b, beta, c):
+    out = ga.asarray(c, context=ctx)
+    blas._gemm_mma(ctx, alpha, ga.asarray(a, context=ctx), ga.asarray(b, context=ctx), beta,
+                   out, prec, tile)
+    return out.get()
 
 
-@pytest.mark.parametrize("shape", [(130, 70, 200), (257, 129, 31), (1000, 257, 129)], ids=str)
-def test_fallback_identical(ctx, device_class, monkeypatch, shape):
-    """Where the probe fails, float64 products are the portable kernels' bit for bit."""
-    if _capable(ctx):
-        pytest.skip("the device runs the tensor-core kernel")
-    assert not blas._mma_ok(ctx)
-    m, k, n = shape
-    a, b, c = _data((m, k), 1), _data((k, n), 2), _data((m, n), 3)
+@pytest.mark.parametrize("prec", PRECISIONS)
+def test_probe(ctx, prec):
+    assert blas._mma_ok(ctx, prec) is _capable(ctx, prec)
+    assert blas._mma_ok(ctx, prec) is _capable(ctx, prec)  # cached
+
+
+@pytest.mark.parametrize("prec,entry", [(p, e) for p in PRECISIONS for e in blas.MMA_TILES[p]],
+                         ids=lambda v: v if isinstance(v, str) else f"sm{v}x")
+@pytest.mark.parametrize("variant", [(True, False, 4, "regs", False),
+                                     (False, True, 1, "async", True)],
+                         ids=["aligned", "ragged-transposed-async"])
+def test_template_renders(prec, entry, variant):
+    a_mk, b_nk, vec, copy, edge = variant
+    tile = dict(blas.MMA_TILES[prec][entry], copy=copy, stages=3)
+    vec = min(vec, 2) if prec == "f64" else vec
+    src = render("gemm_mma.cl.mako", name="gemm_mma", **tile, prec=prec, a_mk=a_mk, b_nk=b_nk,
+                 vec=vec, edge_mn=edge, edge_k=edge, use_beta=edge)
+    types = "f64.f64.f64.f64" if prec == "f64" else "f32.tf32.tf32.f32"
+    mma = f"mma.sync.aligned.{tile['shape']}.row.col.{types}"
+    assert mma in src and "__kernel" in src
+    assert ("cp.async" in src) == (copy == "async")
+    assert ("cvt.rna.tf32.f32" in src) == (prec != "f64")
+    # one mma per tile of a warp and k step, three for 3xTF32
+    mm_, kk_ = int(tile["shape"][1:].split("n")[0]), int(tile["shape"].split("k")[1])
+    tiles = (tile["bm"] // tile["wm"] // mm_) * (tile["bn"] // tile["wn"] // 8)
+    per_step = 3 if prec == "3xtf32" else 1
+    assert src.count(mma) == per_step * tiles * tile["bk"] // kk_
+
+
+@pytest.mark.parametrize("flag", ["auto", "3xtf32", "tf32"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fallback_identical(ctx, device_class, precision, flag, dtype):
+    """Where the probe fails (every device but NVIDIA's), products are the portable kernels'
+    bit for bit, whatever the precision flag asks for."""
+    prec = blas._mma_precision(np.dtype(dtype)) if flag == "auto" else flag
+    if _capable(ctx, prec or "f64"):
+        pytest.skip("the device runs the tensor-core kernels")
+    precision(flag)
+    m, k, n = 260, 70, 270
+    a, b, c = _data((m, k), 1, dtype), _data((k, n), 2, dtype), _data((m, n), 3, dtype)
     A, B, C = (ga.asarray(x, context=ctx) for x in (a, b, c))
     got = blas.gemm(0.5, A, B, -1.0, C).get()
-    monkeypatch.setattr(blas, "_mma_tile", lambda ctx: None)
+    precision("fp32")
     np.testing.assert_array_equal(got, blas.gemm(0.5, A, B, -1.0, C).get())
+    assert _error(got, a, b, c, 0.5, -1.0) < (1e-14 if dtype == np.float64 else 1e-6)
+
+
+def test_precision_flag(precision):
+    """Which path the flag picks for each dtype (what runs also needs the probe)."""
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    for flag, want in (("auto", blas.AUTO_FLOAT32_PRECISION), ("fp32", None),
+                       ("3xtf32", "3xtf32"), ("tf32", "tf32")):
+        precision(flag)
+        assert blas._mma_precision(f32) == want and blas._mma_precision(f64) == "f64"
+    assert blas._mma_precision(np.dtype(np.float16)) is None
+    with pytest.raises(ga.errors.FlagError, match="gemm_precision"):
+        config.parse_flags("gemm_precision=fast")
+
+
+# Largest error (relative to |a| @ |b|) each precision may show next to the portable kernel of
+# its dtype: float64 and 3xTF32 within a small factor of it, TF32 within its 10-bit mantissa.
+def _bound(prec, simt_err, k):
+    if prec == "tf32":
+        return 2.0 ** -10 + 4 * k * 2.0 ** -24
+    return max(4 * simt_err, 1e-14 if prec == "f64" else 1e-6)
 
 
 @pytest.mark.parametrize("shape", list(itertools.product(SIZES, repeat=3)), ids=str)
 def test_mma_shapes(ctx, mma, shape):
     """The kernel itself on every shape (ragged tiles included), next to the SIMT kernel."""
+    prec, tile = mma
     m, k, n = shape
-    a, b, c = _data((1, m, k), 4), _data((1, k, n), 5), _data((1, m, n), 6)
-    ref = 0.5 * (a @ b) - c
-    out = ga.asarray(c, context=ctx)
-    blas._gemm_mma(ctx, 0.5, ga.asarray(a, context=ctx), ga.asarray(b, context=ctx), -1.0,
-                   out, mma)
-    err = _rel(out.get(), ref)
-    simt = ga.asarray(c, context=ctx)
-    tile = blas._tile(ctx, np.dtype(np.float64), m, n)
-    blas._gemm_tiled(ctx, 0.5, ga.asarray(a, context=ctx), ga.asarray(b, context=ctx), -1.0,
-                     simt, tile)
-    simt_err = _rel(simt.get(), ref)
-    print(f"{shape}: max relative error mma {err:.2e}, SIMT {simt_err:.2e}")
-    assert err <= max(4 * simt_err, 1e-14), (err, simt_err)
+    dt = DTYPE[prec]
+    a, b, c = _data((1, m, k), 4, dt), _data((1, k, n), 5, dt), _data((1, m, n), 6, dt)
+    err = _error(_mma(ctx, prec, tile, 0.5, a, b, -1.0, c), a, b, c, 0.5, -1.0)
+    simt_err = _error(_simt(ctx, 0.5, a, b, -1.0, c), a, b, c, 0.5, -1.0)
+    print(f"{prec} {shape}: error {err:.2e}, SIMT {simt_err:.2e}")
+    assert err <= _bound(prec, simt_err, k), (err, simt_err)
 
 
 @pytest.mark.parametrize("alpha,beta", list(itertools.product((0, 1, -1, 0.5), repeat=2)))
 @pytest.mark.parametrize("trans_a,trans_b", list(itertools.product((False, True), repeat=2)))
-def test_mma_gemm(ctx, mma, alpha, beta, trans_a, trans_b):
+def test_mma_gemm(ctx, mma, precision, alpha, beta, trans_a, trans_b):
     """blas.gemm on a big ragged product (the tensor-core path): transposes, alpha, beta."""
-    m, k, n = 257, 1000, 129 + mma["bn"]
-    a = _data((k, m) if trans_a else (m, k), 7)
-    b = _data((n, k) if trans_b else (k, n), 8)
-    c = _data((m, n), 9)
-    ref = alpha * ((a.T if trans_a else a) @ (b.T if trans_b else b)) + beta * c
+    prec, tile = mma
+    precision("fp32" if prec == "f64" else prec)
+    dt = DTYPE[prec]
+    m, k, n = 257, 1000, 129 + tile["bn"]
+    a = _data((k, m) if trans_a else (m, k), 7, dt)
+    b = _data((n, k) if trans_b else (k, n), 8, dt)
+    c = _data((m, n), 9, dt)
+    a_, b_ = (a.T if trans_a else a), (b.T if trans_b else b)
     got = blas.gemm(alpha, ga.asarray(a, context=ctx), ga.asarray(b, context=ctx), beta,
                     ga.asarray(c, context=ctx), trans_a=trans_a, trans_b=trans_b).get()
-    err = _rel(got, ref) if alpha or beta else float(np.max(np.abs(got)))
-    print(f"alpha={alpha} beta={beta} trans_a={trans_a} trans_b={trans_b}: "
-          f"max relative error {err:.2e}")
-    assert err < 1e-13
+    err = _error(got, a_, b_, c, alpha, beta) if alpha or beta else float(np.max(np.abs(got)))
+    print(f"{prec} alpha={alpha} beta={beta} trans_a={trans_a} trans_b={trans_b}: "
+          f"error {err:.2e}")
+    assert err < _bound(prec, 1e-14 if prec == "f64" else 2e-7, k)
 
 
-def test_mma_batched_broadcast(ctx, mma):
-    a, b = _data((2, 1, 300, 257), 10), _data((3, 257, 140), 11)
-    ref = a @ b
+def test_mma_batched_broadcast(ctx, mma, precision):
+    prec, _ = mma
+    precision("fp32" if prec == "f64" else prec)
+    dt = DTYPE[prec]
+    a, b = _data((2, 1, 300, 257), 10, dt), _data((3, 257, 140), 11, dt)
     got = (ga.asarray(a, context=ctx) @ ga.asarray(b, context=ctx)).get()
-    err = _rel(got, ref)
-    print(f"batched (2, 1, 300, 257) @ (3, 257, 140): max relative error {err:.2e}")
-    assert got.shape == ref.shape and err < 1e-13
+    ref = a.astype(np.float64) @ b
+    err = float(np.max(np.abs(got - ref) / (np.abs(a) @ np.abs(b))))
+    print(f"{prec} batched (2, 1, 300, 257) @ (3, 257, 140): error {err:.2e}")
+    assert got.shape == ref.shape and err < _bound(prec, 2e-7, 257)
+
+
+def _cases(dt):
+    """(name, a, b): random; ill-conditioned (rows and columns scaled over 12 decades, entries
+    that cancel); large K."""
+    rng = np.random.default_rng(12)
+    random = (_data((1, 512, 512), 13), _data((1, 512, 512), 14))
+    a = (rng.standard_normal((512, 512)) * 10.0 ** rng.uniform(-6, 6, (512, 1)))
+    b = rng.standard_normal((512, 512)) * 10.0 ** rng.uniform(-6, 6, (1, 512))
+    b[1::2] = -b[::2] * (1 + 1e-3 * rng.standard_normal((256, 512)))  # pairs that cancel
+    ill = (a[None], b[None])
+    large_k = (_data((1, 256, 65536), 15), _data((1, 65536, 256), 16))
+    return [(name, x.astype(dt), y.astype(dt))
+            for name, (x, y) in (("random", random), ("ill-conditioned", ill),
+                                 ("large-K", large_k))]
+
+
+def test_error_envelope(ctx, mma):
+    """Each precision's error next to the portable kernel's on the same data, printed; 3xTF32
+    stays within the SIMT float32 kernel's envelope, which is what lets it be the default."""
+    prec, tile = mma
+    lines = []
+    for name, a, b in _cases(DTYPE[prec]):
+        c = np.zeros((1, a.shape[1], b.shape[2]), a.dtype)
+        err = _error(_mma(ctx, prec, tile, 1.0, a, b, 0.0, c), a, b)
+        simt_err = _error(_simt(ctx, 1.0, a, b, 0.0, c), a, b)
+        lines.append(f"{prec:7s} {name:16s} error {err:.2e}  SIMT {simt_err:.2e}  "
+                     f"ratio {err / simt_err:.2f}")
+        assert err <= _bound(prec, simt_err, a.shape[2]), lines[-1]
+    print("\n".join(lines))

@@ -1,160 +1,346 @@
-## float64 GEMM on NVIDIA FP64 tensor cores (DMMA, inline PTX mma.sync; sm_80+, NVIDIA only):
+## GEMM on NVIDIA tensor cores (inline PTX mma.sync; sm_80+, NVIDIA only):
 ## C[m, n] = alpha * sum_k A[m, k] * B[k, n] + beta * C[m, n], any strides, batched over
 ## dimension 2 of the launch. A work-group of wm x wn warps computes a bm x bn tile of C: it
-## stages bk-deep slices of A and B in local memory (the next slice is fetched into
-## registers while this one feeds the tensor cores), and each warp computes a
+## stages bk-deep slices of A and B in local memory, and each warp computes a
 ## (bm / wm) x (bn / wn) tile as a grid of mma tiles whose accumulators stay in registers.
 ## Inputs:
 ##   name        kernel name
-##   shape       the mma instruction's shape: 'm8n8k4' (sm_80+) or 'm16n8k4', 'm16n8k8',
-##               'm16n8k16' (sm_90)
+##   prec        'f64': float64 in and out, FP64 tensor cores (DMMA, IEEE products);
+##               'tf32': float32 in and out, operands rounded to TF32 (10-bit mantissa);
+##               '3xtf32': float32, each operand split into a TF32 high part and a TF32
+##               residual, hi*hi + hi*lo + lo*hi accumulated in float32 (float32 accuracy)
+##   shape       the mma instruction's shape: f64 'm8n8k4' (sm_80+), 'm16n8k4', 'm16n8k8',
+##               'm16n8k16' (sm_90); tf32 'm16n8k4', 'm16n8k8'
 ##   bm bn bk    work-group tile and k step; wm wn the work-group's warps along m and n
-##   nbuf        2: two local memory buffers, one barrier per slice; 1: one buffer (twice
-##               the k step in the same local memory), two barriers per slice
-##   pad         local memory padding per row (doubles): 4 mod 16 makes a warp's fragment
-##               reads (8 rows x 4 k of one buffer) free of bank conflicts
-##   a_fast      'm' or 'k': the index of A along which neighbouring work-items load
-##   b_fast      'k' or 'n': the same for B
-##   edge_mn     M or N is not a multiple of the tile: loads clamp their row and column into
-##               the matrix (the outputs they feed are not stored), stores are checked
+##   a_mk        A's slice is kept as [m][k] in local memory (A's unit stride is along k),
+##               else [k][m]; b_nk: B's as [n][k], else [k][n]. Row lengths are padded so
+##               that a warp's fragment reads are free of bank conflicts.
+##   vec         elements per global load (1, 2 or 4) along each operand's unit-stride index;
+##               vec > 1 needs unit strides there and offsets and other strides multiples
+##               of vec
+##   copy        'regs': the next slice is loaded into registers while this one is multiplied,
+##               then stored into the other of two local buffers; 'async': cp.async copies
+##               global -> local without registers into a ring of `stages` buffers
+##               (needs vec * element size of 4, 8 or 16 bytes)
+##   stages      local buffers of the ring ('async'; 'regs' always uses 2)
+##   edge_mn     M or N is not a multiple of the tile: loads clamp into the matrix (the
+##               outputs they feed are not stored), stores are checked
 ##   edge_k      K is not a multiple of bk: elements past K load as 0
 ##   use_beta    read C (beta != 0)
+##   group_m     0: work-group (i, j) computes tile (i, j); g > 0: work-groups run down bands
+##               of g tile rows, column after column, so that the ones in flight together
+##               share their slices of A and B in the L2 cache
 ## Arguments: M, N, K, alpha, beta, A pointer, offset, stride m, stride k, stride batch;
 ## B pointer, offset, stride k, stride n, stride batch; C pointer, offset, stride m,
 ## stride n, stride batch. Offsets and strides count elements.
 ## Defines: __kernel void ${name}(...)
-<%page args="nbuf=2"/>\
 <%
+    assert prec in ('f64', 'tf32', '3xtf32'), prec
+    f64 = prec == 'f64'
+    T = 'double' if f64 else 'float'
+    size = 8 if f64 else 4
     mm_, nn_, kk_ = (int(x) for x in shape[1:].replace('n', ' ').replace('k', ' ').split())
-    assert shape in ('m8n8k4', 'm16n8k4', 'm16n8k8', 'm16n8k16'), shape
+    assert shape in (('m8n8k4', 'm16n8k4', 'm16n8k8', 'm16n8k16') if f64
+                     else ('m16n8k4', 'm16n8k8')), shape
     hm = mm_ // 8  # 8-row halves of an mma tile
+    # registers per lane: one element each (fragment layouts of f64 and tf32 agree)
     a_regs, b_regs, c_regs = hm * kk_ // 4, kk_ // 4, 2 * hm
     threads = 32 * wm * wn
     tm, tn = bm // wm, bn // wn  # a warp's tile
     assert bm % wm == 0 and bn % wn == 0 and tm % mm_ == 0 and tn % 8 == 0, "warp tiles"
     assert bk % kk_ == 0, "bk must be a multiple of the mma k"
     mi_n, ni_n = tm // mm_, tn // 8  # mma tiles per warp
-    a_loads = -(-bm * bk // threads)
-    b_loads = -(-bk * bn // threads)
-    a_part = bm * bk % threads != 0
-    b_part = bk * bn % threads != 0
-    clamp = lambda i, n: f'min({i}, {n} - 1)' if edge_mn else f'({i})'
-    la, lb = bm + pad, bn + pad  # local row lengths
+    nbuf = stages if copy == 'async' else 2
+    assert copy in ('regs', 'async') and nbuf >= 2
+    assert vec in (1, 2, 4) and (copy == 'regs' or vec * size in (4, 8, 16))
+
+    def padded(n, fast_fragment):
+        # Row length in elements. A warp reads lanes (g, t) = (lane / 4, lane % 4) at
+        # row g, column t of an [m][k] slice (fast_fragment) or row t, column g of a [k][m]
+        # one; the rows must fall on banks that keep the 32 (f32) or 16 (a phase of f64)
+        # reads apart, and stay 16-byte aligned for the vector and async copies.
+        want = (4, 8) if fast_fragment and not f64 else (4, 8) if f64 else (8, 16)
+        p = n
+        while p % want[1] != want[0] or (p * size) % 16:
+            p += 1
+        return p
+
+    la = padded(bk if a_mk else bm, a_mk)
+    lb = padded(bk if b_nk else bn, b_nk)
+    a_rows, b_rows = (bm, bk) if a_mk else (bk, bm), (bn, bk) if b_nk else (bk, bn)
+    # global -> local copies in chunks of vec elements along the unit-stride index
+    a_fastn, b_fastn = (bk if a_mk else bm), (bk if b_nk else bn)
+    assert a_fastn % vec == 0 and b_fastn % vec == 0
+    a_chunks, b_chunks = bm * bk // vec, bk * bn // vec
+    a_loads, b_loads = -(-a_chunks // threads), -(-b_chunks // threads)
+    a_part, b_part = a_chunks % threads != 0, b_chunks % threads != 0
+    V = T if vec == 1 else f'{T}{vec}'
+    regs = lambda n, start: ', '.join(f'%{start + i}' for i in range(n))
     # register r of a lane's A fragment: row g + 8 * (r % hm), k t + 4 * (r // hm);
     # of B: k t + 4 * r, column g; of C: row g + 8 * (r // 2), column 2 t + r % 2
     a_row = lambda r: 8 * (r % hm)
     a_k = lambda r: 4 * (r // hm)
-    regs = lambda n, start: ', '.join(f'%{start + i}' for i in range(n))
+    a_at = (lambda m, k: f'Al[{m}][{k}]') if a_mk else (lambda m, k: f'Al[{k}][{m}]')
+    b_at = (lambda k, n: f'Bl[{n}][{k}]') if b_nk else (lambda k, n: f'Bl[{k}][{n}]')
+    ab_type = 'double' if f64 else 'uint'
+    ptx_types = 'f64.f64.f64.f64' if f64 else 'f32.tf32.tf32.f32'
+    ab_con, c_con = ('d', 'd') if f64 else ('r', 'f')
+    passes = [('lo', 'hi'), ('hi', 'lo'), ('hi', 'hi')]  # 3xtf32: small products first
 %>\
+% if f64:
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+% endif
 #pragma OPENCL FP_CONTRACT OFF
 
+% if not f64:
+// float -> TF32 (round to nearest, ties away), as the bits the mma instruction takes
+inline uint tf32(const float x)
+{
+    uint r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+% endif
+% if copy == 'async':
+
+// copy `bytes` (0 .. ${vec * size}) from global to local memory, zero-filling the rest of the
+// ${vec * size} bytes at `dst`; completes at a later cp.async.wait_group
+inline void copy_async(__local ${T} *dst, __global const ${T} *src, const int bytes)
+{
+    asm volatile("cp.async.${'cg' if vec * size == 16 else 'ca'}.shared.global [%0], [%1], ${vec * size}, %2;"
+                 :: "r"((uint)(size_t)dst), "l"(src), "r"(bytes));
+}
+% endif
+
 __kernel __attribute__((reqd_work_group_size(${threads}, 1, 1)))
-void ${name}(const int M, const int N, const int K, const double alpha, const double beta,
-             __global const double *A, const long a_off, const long a_sm, const long a_sk,
+void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T} beta,
+             __global const ${T} *A, const long a_off, const long a_sm, const long a_sk,
              const long a_sb,
-             __global const double *B, const long b_off, const long b_sk, const long b_sn,
+             __global const ${T} *B, const long b_off, const long b_sk, const long b_sn,
              const long b_sb,
-             __global double *C, const long c_off, const long c_sm, const long c_sn,
+             __global ${T} *C, const long c_off, const long c_sm, const long c_sn,
              const long c_sb)
 {
-    __local double Alm[${nbuf}][${bk}][${la}];
-    __local double Blm[${nbuf}][${bk}][${lb}];
+    __local ${T} Alm[${nbuf}][${a_rows[0]}][${la}] __attribute__((aligned(16)));
+    __local ${T} Blm[${nbuf}][${b_rows[0]}][${lb}] __attribute__((aligned(16)));
     const int tid = get_local_id(0);
     const int lane = tid % 32, warp = tid / 32;
     const int g = lane / 4, t = lane % 4;
-    // this warp's tile within the work-group's, and its lane's first row and column there
-    const int wr = (warp / ${wn}) * ${tm} + g, wc = (warp % ${wn}) * ${tn} + g;
+    // this warp's tile within the work-group's
+    const int wr = (warp / ${wn}) * ${tm}, wc = (warp % ${wn}) * ${tn};
+% if group_m:
+    int ti, tj;  // this work-group's tile
+    {
+        const int rows = get_num_groups(0), band = ${group_m} * get_num_groups(1);
+        const int id = get_group_id(1) * rows + get_group_id(0);
+        const int first = id / band * ${group_m}, height = min(rows - first, ${group_m});
+        ti = first + id % band % height;
+        tj = id % band / height;
+    }
+    const int bm0 = ti * ${bm}, bn0 = tj * ${bn};
+% else:
     const int bm0 = get_group_id(0) * ${bm}, bn0 = get_group_id(1) * ${bn};
+% endif
     const long batch = get_global_id(2);
     A += a_off + batch * a_sb;
     B += b_off + batch * b_sb;
     C += c_off + batch * c_sb;
 % for i in range(mi_n):
 % for j in range(ni_n):
-    double ${', '.join(f'c{i}_{j}_{r} = 0' for r in range(c_regs))};
+    ${T} ${', '.join(f'c{i}_{j}_{r} = 0' for r in range(c_regs))};
 % endfor
 % endfor
-## Each work-item loads elements e = tid + r * threads of the A and B slices: their tile
-## coordinates and global offsets (but for the k step) are worked out once, here.
+## Chunk e = tid + r * threads of each slice: its place in the tile, and its global offset
+## but for the k step, worked out once here. Rows past M (columns past N) clamp into the
+## matrix; along the unit-stride index, chunks of vec > 1 that cross the edge are loaded
+## element by element (or zero-filled) instead.
 % for r in range(a_loads):
-% if a_fast == 'm':
-    const int a_mm${r} = (tid + ${r * threads}) % ${bm}, a_kk${r} = (tid + ${r * threads}) / ${bm};
+% if a_mk:
+    const int a_kk${r} = (tid + ${r * threads}) % ${bk // vec} * ${vec}, a_mm${r} = (tid + ${r * threads}) / ${bk // vec};
+    const int a_mv${r} = ${f'min(bm0 + a_mm{r}, M - 1)' if edge_mn else f'bm0 + a_mm{r}'};
 % else:
-    const int a_kk${r} = (tid + ${r * threads}) % ${bk}, a_mm${r} = (tid + ${r * threads}) / ${bk};
+    const int a_mm${r} = (tid + ${r * threads}) % ${bm // vec} * ${vec}, a_kk${r} = (tid + ${r * threads}) / ${bm // vec};
+    const int a_mv${r} = ${f'min(bm0 + a_mm{r}, M - 1)' if edge_mn and vec == 1 else f'bm0 + a_mm{r}'};
 % endif
-    const long a_at${r} = ${clamp('bm0 + a_mm%d' % r, 'M')} * a_sm + a_kk${r} * a_sk;
+    const long a_at${r} = a_mv${r} * a_sm + a_kk${r} * a_sk;
 % endfor
 % for r in range(b_loads):
-% if b_fast == 'n':
-    const int b_nn${r} = (tid + ${r * threads}) % ${bn}, b_kk${r} = (tid + ${r * threads}) / ${bn};
+% if b_nk:
+    const int b_kk${r} = (tid + ${r * threads}) % ${bk // vec} * ${vec}, b_nn${r} = (tid + ${r * threads}) / ${bk // vec};
+    const int b_nv${r} = ${f'min(bn0 + b_nn{r}, N - 1)' if edge_mn else f'bn0 + b_nn{r}'};
 % else:
-    const int b_kk${r} = (tid + ${r * threads}) % ${bk}, b_nn${r} = (tid + ${r * threads}) / ${bk};
+    const int b_nn${r} = (tid + ${r * threads}) % ${bn // vec} * ${vec}, b_kk${r} = (tid + ${r * threads}) / ${bn // vec};
+    const int b_nv${r} = ${f'min(bn0 + b_nn{r}, N - 1)' if edge_mn and vec == 1 else f'bn0 + b_nn{r}'};
 % endif
-    const long b_at${r} = b_kk${r} * b_sk + ${clamp('bn0 + b_nn%d' % r, 'N')} * b_sn;
+    const long b_at${r} = b_kk${r} * b_sk + b_nv${r} * b_sn;
 % endfor
-    double ${', '.join([f'ra{r}' for r in range(a_loads)] + [f'rb{r}' for r in range(b_loads)])};
+<%def name="chunk_ok(op, r, k0)">\
+## Whether chunk r of operand op ('a' or 'b') in the slice at k0 lies wholly inside the
+## matrix ('1' where no edge can cut it).
+<%
+    mk = a_mk if op == 'a' else b_nk
+    x, lim, x0 = ('mm', 'M', 'bm0') if op == 'a' else ('nn', 'N', 'bn0')
+    conds = []
+    if edge_k:
+        conds.append(f'{k0} + {op}_kk{r} + {vec if mk else 1} <= K')
+    if edge_mn and not mk and vec > 1:
+        conds.append(f'{x0} + {op}_{x}{r} + {vec} <= {lim}')
+%>${' && '.join(conds) or '1'}</%def>
+% if copy == 'regs':
+    ${V} ${', '.join([f'ra{r}' for r in range(a_loads)] + [f'rb{r}' for r in range(b_loads)])};
+% endif
 <%def name="fetch(k0)">\
-## this work-item's A and B elements of the slice at ${k0}, into registers
+## this work-item's chunks of the slice at ${k0}, into registers
         {
             const long ak = (long)(${k0}) * a_sk, bk = (long)(${k0}) * b_sk;
-% for r in range(a_loads):
-            ${'if (tid + %d < %d)' % (r * threads, bm * bk) if a_part else ''}
-% if edge_k:
-            ra${r} = ${k0} + a_kk${r} < K ? A[a_at${r} + ak] : 0.0;
+% for op, loads, part, chunks, mk in (('a', a_loads, a_part, a_chunks, a_mk), ('b', b_loads, b_part, b_chunks, b_nk)):
+<%
+    x, lim, x0 = ('mm', 'M', 'bm0') if op == 'a' else ('nn', 'N', 'bn0')
+    s_fast = (f'{op}_sk' if mk else ('a_sm' if op == 'a' else 'b_sn'))
+    base = 'A' if op == 'a' else 'B'
+%>\
+% for r in range(loads):
+            ${'if (tid + %d < %d)' % (r * threads, chunks) if part else ''}
+            {
+                const long at = ${op}_at${r} + ${op}k;
+% if vec == 1:
+                r${op}${r} = ${chunk_ok(op, r, k0)} ? ${base}[at] : 0;
 % else:
-            ra${r} = A[a_at${r} + ak];
-% endif
+                if (${chunk_ok(op, r, k0)}) {
+                    r${op}${r} = *(__global const ${V} *)(${base} + at);
+                } else {  // a chunk crossing K (or M, N): element by element
+% for e in range(vec):
+<%
+    if mk:
+        ok = f'{k0} + {op}_kk{r} + {e} < K' if edge_k else '1'
+    else:
+        ok = ' && '.join(([f'{k0} + {op}_kk{r} < K'] if edge_k else [])
+                         + ([f'{x0} + {op}_{x}{r} + {e} < {lim}'] if edge_mn else [])) or '1'
+%>\
+                    r${op}${r}.s${e} = ${ok} ? ${base}[at + ${e} * ${s_fast}] : 0;
 % endfor
-% for r in range(b_loads):
-            ${'if (tid + %d < %d)' % (r * threads, bk * bn) if b_part else ''}
-% if edge_k:
-            rb${r} = ${k0} + b_kk${r} < K ? B[b_at${r} + bk] : 0.0;
-% else:
-            rb${r} = B[b_at${r} + bk];
+                }
 % endif
+            }
+% endfor
 % endfor
         }
 </%def>\
 <%def name="stage(buf)">\
 ## the registers of fetch() into local memory buffer ${buf}
-% for r in range(a_loads):
-        ${'if (tid + %d < %d)' % (r * threads, bm * bk) if a_part else ''}
-            Alm[${buf}][a_kk${r}][a_mm${r}] = ra${r};
+% for op, loads, part, chunks, mk in (('a', a_loads, a_part, a_chunks, a_mk), ('b', b_loads, b_part, b_chunks, b_nk)):
+<%
+    lm = 'Alm' if op == 'a' else 'Blm'
+    x = 'mm' if op == 'a' else 'nn'
+    first, second = (f'{op}_{x}', f'{op}_kk') if mk else (f'{op}_kk', f'{op}_{x}')
+%>\
+% for r in range(loads):
+        ${'if (tid + %d < %d)' % (r * threads, chunks) if part else ''}
+% if vec == 1:
+            ${lm}[${buf}][${first}${r}][${second}${r}] = r${op}${r};
+% else:
+            *(__local ${V} *)&${lm}[${buf}][${first}${r}][${second}${r}] = r${op}${r};
+% endif
 % endfor
-% for r in range(b_loads):
-        ${'if (tid + %d < %d)' % (r * threads, bk * bn) if b_part else ''}
-            Blm[${buf}][b_kk${r}][b_nn${r}] = rb${r};
 % endfor
 </%def>\
+<%def name="fetch_async(k0, buf)">\
+## cp.async copies of this work-item's chunks of the slice at ${k0} into buffer ${buf}
+        {
+            const long ak = (long)(${k0}) * a_sk, bk = (long)(${k0}) * b_sk;
+% for op, loads, part, chunks, mk in (('a', a_loads, a_part, a_chunks, a_mk), ('b', b_loads, b_part, b_chunks, b_nk)):
+<%
+    lm = 'Alm' if op == 'a' else 'Blm'
+    x, lim, x0 = ('mm', 'M', 'bm0') if op == 'a' else ('nn', 'N', 'bn0')
+    first, second = (f'{op}_{x}', f'{op}_kk') if mk else (f'{op}_kk', f'{op}_{x}')
+    base = 'A' if op == 'a' else 'B'
+    if mk:  # the chunk runs along k
+        n_ok = f'clamp(K - ({k0} + {op}_kk{{r}}), 0, {vec})' if edge_k else str(vec)
+    else:   # along m or n; the whole chunk is past K or not
+        n_ok = (f'clamp({lim} - ({x0} + {op}_{x}{{r}}), 0, {vec})' if edge_mn else str(vec))
+        if edge_k:
+            n_ok = f'({k0} + {op}_kk{{r}} < K ? {n_ok} : 0)'
+%>\
+% for r in range(loads):
+            ${'if (tid + %d < %d)' % (r * threads, chunks) if part else ''}
+            {
+                const int n = ${n_ok.format(r=r)};
+                copy_async(&${lm}[${buf}][${first}${r}][${second}${r}],
+                           n ? ${base} + ${op}_at${r} + ${op}k : ${base}, n * ${size});
+            }
+% endfor
+% endfor
+        }
+</%def>\
+<%def name="mma_op(acc, i, j, pa, pb)">\
+## acc (a format string of register r) += A fragment i (part pa) x B fragment j (part pb)
+asm volatile("mma.sync.aligned.${shape}.row.col.${ptx_types} "
+                         "{${regs(c_regs, 0)}}, {${regs(a_regs, c_regs)}}, "
+                         "{${regs(b_regs, c_regs + a_regs)}}, {${regs(c_regs, 0)}};"
+                         : ${', '.join(f'"+{c_con}"({acc.format(r=r)})' for r in range(c_regs))}
+                         : ${', '.join([f'"{ab_con}"(a{i}_{r}_{pa})' for r in range(a_regs)] + [f'"{ab_con}"(b{j}_{r}_{pb})' for r in range(b_regs)])});</%def>\
 <%def name="multiply(buf)">\
 ## this warp's mma tiles += its rows of the slice in buffer ${buf} x its columns
         {
-            // lane (g, t) reads k rows t + 4 r
-            __local const double (*Al)[${la}] = Alm[${buf}] + t;
-            __local const double (*Bl)[${lb}] = Blm[${buf}] + t;
+            __local const ${T} (*Al)[${la}] = Alm[${buf}];
+            __local const ${T} (*Bl)[${lb}] = Blm[${buf}];
 % for k in range(0, bk, kk_):
         {
 % for i in range(mi_n):
-            const double ${', '.join(f'a{i}_{r} = Al[{k + a_k(r)}][wr + {i * mm_ + a_row(r)}]' for r in range(a_regs))};
+% for r in range(a_regs):
+<% src = a_at(f'wr + g + {i * mm_ + a_row(r)}', f't + {k + a_k(r)}') %>\
+% if f64:
+            const double a${i}_${r}_hi = ${src};
+% elif prec == 'tf32':
+            const uint a${i}_${r}_hi = tf32(${src});
+% else:
+            const float a${i}_${r} = ${src};
+            const uint a${i}_${r}_hi = tf32(a${i}_${r}), a${i}_${r}_lo = tf32(a${i}_${r} - as_float(a${i}_${r}_hi));
+% endif
+% endfor
 % endfor
 % for j in range(ni_n):
-            const double ${', '.join(f'b{j}_{r} = Bl[{k + 4 * r}][wc + {j * 8}]' for r in range(b_regs))};
+% for r in range(b_regs):
+<% src = b_at(f't + {k + 4 * r}', f'wc + g + {j * 8}') %>\
+% if f64:
+            const double b${j}_${r}_hi = ${src};
+% elif prec == 'tf32':
+            const uint b${j}_${r}_hi = tf32(${src});
+% else:
+            const float b${j}_${r} = ${src};
+            const uint b${j}_${r}_hi = tf32(b${j}_${r}), b${j}_${r}_lo = tf32(b${j}_${r} - as_float(b${j}_${r}_hi));
+% endif
 % endfor
+% endfor
+% if prec == '3xtf32':
+## The tensor cores' float32 accumulation is not rounded to nearest: its error grows with
+## the terms summed, several times the SIMT kernel's over long k. So the three products of a
+## k step go into a fresh accumulator t, added to the tile's with a rounded float32 add.
 % for i in range(mi_n):
 % for j in range(ni_n):
-            asm volatile("mma.sync.aligned.${shape}.row.col.f64.f64.f64.f64 "
-                         "{${regs(c_regs, 0)}}, {${regs(a_regs, c_regs)}}, "
-                         "{${regs(b_regs, c_regs + a_regs)}}, {${regs(c_regs, 0)}};"
-                         : ${', '.join(f'"+d"(c{i}_{j}_{r})' for r in range(c_regs))}
-                         : ${', '.join([f'"d"(a{i}_{r})' for r in range(a_regs)] + [f'"d"(b{j}_{r})' for r in range(b_regs)])});
+            {
+                float ${', '.join(f't{r} = 0' for r in range(c_regs))};
+% for pa, pb in passes:
+                ${mma_op(f't{{r}}', i, j, pa, pb)}
+% endfor
+% for r in range(c_regs):
+                c${i}_${j}_${r} += t${r};
+% endfor
+            }
 % endfor
 % endfor
+% else:
+% for i in range(mi_n):
+% for j in range(ni_n):
+            ${mma_op(f'c{i}_{j}_{{r}}', i, j, 'hi', 'hi')}
+% endfor
+% endfor
+% endif
         }
 % endfor
         }
 </%def>\
-% if nbuf == 2:
+% if copy == 'regs':
     // slice s is staged in buffer s % 2: while one buffer feeds the tensor cores, the next
     // slice is fetched from global memory and then written into the other
 ${fetch('0')}\
@@ -174,23 +360,40 @@ ${stage('buf')}\
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 % else:
-    // the next slice is fetched from global memory while this one is multiplied
-${fetch('0')}\
-    for (int k0 = 0; k0 < K; k0 += ${bk}) {
-${stage('0')}\
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (k0 + ${bk} < K) {
-${fetch('k0 + ' + str(bk))}\
-        }
-${multiply('0')}\
-        barrier(CLK_LOCAL_MEM_FENCE);
+    // slice s goes to buffer s % ${nbuf}: ${nbuf - 1} slices are in flight while one is multiplied.
+    // Every work-item commits one copy group per slice (empty past K), so that
+    // "all but the newest ${nbuf - 2} groups done" means "this slice has landed".
+% for s in range(nbuf - 1):
+    if (${s * bk} < K) {
+${fetch_async(str(s * bk), str(s))}\
     }
+    asm volatile("cp.async.commit_group;");
+% endfor
+    int buf = 0;
+    for (int k0 = 0; k0 < K; k0 += ${bk}) {
+        asm volatile("cp.async.wait_group ${nbuf - 2};");
+        // the slice is in every work-item's view, and buffer (buf - 1) is free to refill
+        barrier(CLK_LOCAL_MEM_FENCE);
+        {
+            const int next = k0 + ${(nbuf - 1) * bk};
+            int nbuf_ = buf + ${nbuf - 1};
+            nbuf_ -= nbuf_ >= ${nbuf} ? ${nbuf} : 0;
+            if (next < K) {
+${fetch_async('next', 'nbuf_')}\
+            }
+            asm volatile("cp.async.commit_group;");
+        }
+${multiply('buf')}\
+        buf += 1;
+        buf -= buf == ${nbuf} ? ${nbuf} : 0;
+    }
+    asm volatile("cp.async.wait_group 0;");
 % endif
 % for i in range(mi_n):
 % for j in range(ni_n):
 % for r in range(c_regs):
     {
-        const int gm = bm0 + wr + ${i * mm_ + 8 * (r // 2)}, gn = bn0 + wc - g + 2 * t + ${j * 8 + r % 2};
+        const int gm = bm0 + wr + g + ${i * mm_ + 8 * (r // 2)}, gn = bn0 + wc + 2 * t + ${j * 8 + r % 2};
 % if edge_mn:
         if (gm < M && gn < N) {
 % else:
