@@ -12,7 +12,7 @@ from gpuarr.errors import FlagError, GpuArrayError
 
 NO_RC = {"GPUARRRC": os.devnull}
 ALL_KEYS = ("blas_backend", "compile_cache_dir", "contexts", "device", "floatX", "force_device",
-            "preallocate", "print_active_device", "tuning_dir")
+            "gemm_precision", "preallocate", "print_active_device", "tuning_dir")
 
 
 def load(flags=None, rc=None):
