@@ -407,10 +407,17 @@ class GpuArray:
 
     # -- views
     def __getitem__(self, key):
-        return _basic_index(self, key)
+        view = _basic_index(self, key)
+        if view is None:  # integer or boolean arrays: numpy's advanced indexing, a copy
+            from .indexing import getitem
+            return getitem(self, key)
+        return view
 
     def __setitem__(self, key, value):
-        view = self[key]
+        view = _basic_index(self, key)
+        if view is None:
+            from .indexing import setitem
+            return setitem(self, key, value)
         if _is_scalar(value):
             view.fill(value)
         elif isinstance(value, GpuArray):
@@ -478,6 +485,21 @@ class GpuArray:
     def flatten(self, order="C"):
         order = self._resolve_order(order)
         return self.copy(order).reshape(self.size, order=order)
+
+    def repeat(self, repeats, axis=None):
+        """Elements repeated (see gpuarr.repeat)."""
+        from .manipulation import repeat
+        return repeat(self, repeats, axis)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        """A read-only view of a diagonal (see gpuarr.diagonal)."""
+        from .manipulation import diagonal
+        return diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        """Sum along a diagonal (see gpuarr.trace)."""
+        from .manipulation import trace
+        return trace(self, offset, axis1, axis2, dtype, out)
 
     def view(self, dtype=None):
         """The same bytes seen as `dtype`; the last axis rescales when itemsizes differ."""
@@ -554,16 +576,15 @@ class GpuArray:
 # ---------------------------------------------------------------- indexing
 
 def _basic_index(a, key):
-    """numpy basic indexing (ints, slices, ..., None) as a view."""
+    """numpy basic indexing (ints, slices, ..., None) as a view; None for any other key
+    (advanced indexing: gpuarr/indexing.py)."""
     if not isinstance(key, tuple):
         key = (key,)
     for k in key:
         if isinstance(k, bool) or not (
                 k is None or k is Ellipsis or isinstance(k, slice | numbers.Integral)
                 or (isinstance(k, np.ndarray | GpuArray) and k.ndim == 0 and k.dtype.kind in "iu")):
-            raise IndexOutOfRange(
-                f"only integers, slices (`:`), ellipsis (`...`) and None are valid indices "
-                f"for now, not {type(k).__name__} {k!r} (advanced indexing comes later)")
+            return None
     if sum(k is Ellipsis for k in key) > 1:
         raise IndexOutOfRange("an index can only have a single ellipsis ('...')")
     used = sum(k is not None and k is not Ellipsis for k in key)
@@ -646,22 +667,33 @@ def to_device(host, context):
     return out.set(host)
 
 
-def empty(shape, dtype=None, order="C", context=None):
+def device_context(context, device):
+    """The context named by `context=` or the Array API's `device=` (a Context or a name)."""
+    if device is None:
+        return context
+    if context is not None and get_context(context) is not get_context(device):
+        raise ArgumentError(f"context={context!r} and device={device!r} name different "
+                            f"devices; pass only one")
+    return device
+
+
+def empty(shape, dtype=None, order="C", context=None, *, device=None):
     """An uninitialised array (dtype defaults to floatX)."""
-    return GpuArray(shape, dtype, order=order, context=context)
+    return GpuArray(shape, dtype, order=order, context=device_context(context, device))
 
 
-def zeros(shape, dtype=None, order="C", context=None):
-    return empty(shape, dtype, order, context).fill(0)
+def zeros(shape, dtype=None, order="C", context=None, *, device=None):
+    return empty(shape, dtype, order, device_context(context, device)).fill(0)
 
 
-def ones(shape, dtype=None, order="C", context=None):
-    return empty(shape, dtype, order, context).fill(1)
+def ones(shape, dtype=None, order="C", context=None, *, device=None):
+    return empty(shape, dtype, order, device_context(context, device)).fill(1)
 
 
-def full(shape, fill_value, dtype=None, order="C", context=None):
+def full(shape, fill_value, dtype=None, order="C", context=None, *, device=None):
     """An array filled with `fill_value`; its dtype by numpy's rule, floatX for Python floats."""
-    return empty(shape, dtypes.default_for(fill_value, dtype), order, context).fill(fill_value)
+    return empty(shape, dtypes.default_for(fill_value, dtype), order,
+                 device_context(context, device)).fill(fill_value)
 
 
 def _like(a, dtype, order, shape, context):
@@ -677,28 +709,35 @@ def _like(a, dtype, order, shape, context):
     return empty(a.shape if shape is None else shape, dt, base_order, ctx)
 
 
-def empty_like(a, dtype=None, order="K", shape=None, context=None):
-    return _like(a, dtype, order, shape, context)
+def empty_like(a, dtype=None, order="K", shape=None, context=None, *, device=None):
+    return _like(a, dtype, order, shape, device_context(context, device))
 
 
-def zeros_like(a, dtype=None, order="K", shape=None, context=None):
-    return _like(a, dtype, order, shape, context).fill(0)
+def zeros_like(a, dtype=None, order="K", shape=None, context=None, *, device=None):
+    return _like(a, dtype, order, shape, device_context(context, device)).fill(0)
 
 
-def ones_like(a, dtype=None, order="K", shape=None, context=None):
-    return _like(a, dtype, order, shape, context).fill(1)
+def ones_like(a, dtype=None, order="K", shape=None, context=None, *, device=None):
+    return _like(a, dtype, order, shape, device_context(context, device)).fill(1)
 
 
-def full_like(a, fill_value, dtype=None, order="K", shape=None, context=None):
-    return _like(a, dtype, order, shape, context).fill(fill_value)
+def full_like(a, fill_value, dtype=None, order="K", shape=None, context=None, *, device=None):
+    return _like(a, dtype, order, shape, device_context(context, device)).fill(fill_value)
 
 
-def asarray(obj, dtype=None, order=None, context=None):
-    """`obj` as a GpuArray on `context`, copying only when needed.
+def asarray(obj, dtype=None, order=None, context=None, *, device=None, copy=None):
+    """`obj` as a GpuArray on `context` (or `device`), copying only when needed.
 
     numpy arrays keep their dtype; Python floats take floatX when no dtype is given.
-    A GpuArray of another context is transferred there.
+    A GpuArray of another context is transferred there. copy=True always copies;
+    copy=False never does (ArgumentError where a copy would be needed: host data, another
+    device, another dtype or order).
     """
+    context = device_context(context, device)
+    if copy:
+        return array(obj, dtype, True, order or "K", context=context)
+    if copy is False:
+        _check_no_copy(obj, dtype, order, context)
     if isinstance(obj, GpuArray):
         out = obj if context is None else obj.transfer(context)
         if dtype is not None and dtypes.normalize(dtype) != out.dtype:
@@ -711,6 +750,20 @@ def asarray(obj, dtype=None, order=None, context=None):
     dt = dtypes.default_for(obj, dtype)
     host = np.asarray(obj, dtype=dt, order=order if order in ("C", "F") else None)
     return to_device(host, get_context(context))
+
+
+def _check_no_copy(obj, dtype, order, context):
+    why = None
+    if not isinstance(obj, GpuArray):
+        why = f"host data ({type(obj).__name__}) has to be copied to the device"
+    elif context is not None and get_context(context) is not obj.context:
+        why = f"the array is on {obj.context.name!r}, not {get_context(context).name!r}"
+    elif dtype is not None and dtypes.normalize(dtype) != obj.dtype:
+        why = f"its dtype is {obj.dtype}, not {dtypes.normalize(dtype)}"
+    elif (order == "C" and not obj._is_c()) or (order == "F" and not obj._is_f()):
+        why = f"it is not {order}-contiguous"
+    if why:
+        raise ArgumentError(f"asarray(copy=False) cannot avoid a copy: {why}; pass copy=None")
 
 
 def array(obj, dtype=None, copy=True, order="K", ndmin=0, context=None):
@@ -731,8 +784,9 @@ def ascontiguousarray(a, dtype=None, context=None):
     return out.reshape(1) if out.ndim == 0 else out
 
 
-def arange(start, stop=None, step=1, dtype=None, context=None):
+def arange(start, stop=None, step=1, dtype=None, context=None, *, device=None):
     """Evenly spaced values in [start, stop), computed as numpy does (same bits)."""
+    context = device_context(context, device)
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -772,8 +826,22 @@ def _arange_loop(dtype, loop):
 
 # ---------------------------------------------------------------- numpy-style functions
 
-def reshape(a, newshape, order="C"):
-    return asarray(a).reshape(newshape, order=order)
+def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    """numpy.reshape; copy=True always copies, copy=False raises where a view cannot do."""
+    if newshape is not None:
+        if shape is not None:
+            raise ArgumentTypeError("reshape() takes shape or newshape (deprecated), not both")
+        shape = newshape
+    if shape is None:
+        raise ArgumentTypeError("reshape() missing required argument 'shape'")
+    src, a = a, asarray(a)
+    out = a.reshape(shape, order=order)
+    if copy and out.storage is a.storage:
+        return out.copy()
+    if copy is False and (out.storage is not a.storage or src is not a):
+        raise ArgumentError(f"cannot reshape an array of shape {a.shape} and strides "
+                            f"{a.strides} to {out.shape} without a copy (copy=False)")
+    return out
 
 
 def transpose(a, axes=None):
@@ -792,7 +860,7 @@ def ravel(a, order="C"):
     return asarray(a).ravel(order)
 
 
-def expand_dims(a, axis):
+def expand_dims(a, axis=0):
     """A view with size-1 axes inserted at the positions `axis` names in the result."""
     a = asarray(a)
     axis = axis if isinstance(axis, tuple | list) else (axis,)

@@ -614,8 +614,10 @@ def gemm_batched(alpha, A, B, beta=0.0, C=None, trans_a=False, trans_b=False,
 
 # ---------------------------------------------------------------- numpy's products
 
-def _as_array(x, ctx=None):
-    return x if isinstance(x, GpuArray) else to_device(np.asarray(x), ctx)
+def _as_arrays(*xs):
+    """xs as GpuArrays; host data goes to the first GpuArray's context (else the default)."""
+    ctx = next((x.context for x in xs if isinstance(x, GpuArray)), None)
+    return [x if isinstance(x, GpuArray) else to_device(np.asarray(x), ctx) for x in xs]
 
 
 @functools.lru_cache(maxsize=256)
@@ -638,8 +640,7 @@ def _check_out(name, out, shape, dt, casting):
 def matmul(a, b, out=None):
     """numpy.matmul: 1-d operands promoted and the added axis removed, batch dimensions
     broadcast; one batched GEMM launch."""
-    a = _as_array(a)
-    b = _as_array(b, a.context)
+    a, b = _as_arrays(a, b)
     ctx = check_same_context(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ArgumentError("matmul: input operand does not have enough dimensions "
@@ -685,7 +686,7 @@ def _batched(x, batch_shape, core):
 
 def tensordot(a, b, axes=2):
     """numpy.tensordot as one GEMM over the contracted axes (moved last in a, first in b)."""
-    a, b = _as_array(a), _as_array(b)
+    a, b = _as_arrays(a, b)
     if isinstance(axes, int):
         axes_a, axes_b = list(range(a.ndim - axes, a.ndim)), list(range(axes))
     else:
@@ -709,8 +710,7 @@ def tensordot(a, b, axes=2):
 def dot(a, b, out=None):
     """numpy.dot: matmul for 1-d and 2-d operands, a sum over the last axis of a and the
     second-to-last of b otherwise, multiply for 0-d."""
-    a = _as_array(a)
-    b = _as_array(b, a.context)
+    a, b = _as_arrays(a, b)
     if a.ndim == 0 or b.ndim == 0:
         result = UFUNCS["multiply"](a, b)
     elif a.ndim <= 2 and b.ndim <= 2:
@@ -723,7 +723,7 @@ def dot(a, b, out=None):
 
 
 def inner(a, b):
-    a, b = _as_array(a), _as_array(b)
+    a, b = _as_arrays(a, b)
     if a.ndim == 0 or b.ndim == 0:
         return UFUNCS["multiply"](a, b)
     return tensordot(a, b, ([-1], [-1]))
@@ -731,13 +731,13 @@ def inner(a, b):
 
 def outer(a, b):
     """numpy.outer: one elementwise product of a column and a row (no GEMM needed)."""
-    a, b = _as_array(a).ravel(), _as_array(b).ravel()
+    a, b = (x.ravel() for x in _as_arrays(a, b))
     return UFUNCS["multiply"](a.reshape(a.size, 1), b.reshape(1, b.size))
 
 
 def vdot(a, b):
     """numpy.vdot: the conjugate of a (flattened) dotted with b."""
-    a, b = _as_array(a).ravel(), _as_array(b).ravel()
+    a, b = (x.ravel() for x in _as_arrays(a, b))
     if a.dtype.kind == "c":
         a = UFUNCS["conjugate"](a)
     return dot(a, b)

@@ -60,3 +60,15 @@ class ArgumentError(GpuArrayError, ValueError):
 
 class ArgumentTypeError(GpuArrayError, TypeError):
     """An argument of a type the function does not accept."""
+
+
+class CommError(GpuArrayError, RuntimeError):
+    """A communicator cannot be formed: no MPI, ranks that do not fit together."""
+
+
+class CommTimeout(CommError, TimeoutError):
+    """Not every rank joined a communicator before the deadline."""
+
+
+class BufferExportError(UnsupportedError, BufferError):
+    """A buffer protocol gpuarr does not offer (DLPack); BufferError, as the Array API asks."""

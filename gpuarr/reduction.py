@@ -694,9 +694,22 @@ def _finish(result, dtype, out):
     return result if result.dtype == dtype else result.astype(dtype)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True):
-    """Variance: mean of squared deviations over (n - ddof), two passes as numpy."""
+def _ddof(ddof, correction):
+    """numpy's ddof, or the Array API's name for it (correction=)."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ArgumentError(f"ddof ({ddof!r}) and correction ({correction!r}) can't be "
+                            f"provided simultaneously")
+    return correction
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True, *,
+        correction=None):
+    """Variance: mean of squared deviations over (n - ddof), two passes as numpy;
+    correction= is the Array API's name for ddof."""
     a = _as_array(a)
+    ddof = _ddof(ddof, correction)
     acc, res = _mean_dtypes(a, dtype)
     if acc.kind == "c":
         raise UnsupportedError("var of complex arrays is not supported yet")
@@ -706,8 +719,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True):
                    out)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True, *,
+        correction=None):
     a = _as_array(a)
+    ddof = _ddof(ddof, correction)
     acc, res = _mean_dtypes(a, dtype)
     return _finish(UFUNCS["sqrt"](var(a, axis, acc, None, ddof, keepdims, where)), res, out)
 

@@ -393,8 +393,8 @@ _install_operators(Symbol)
 def where(condition, x=None, y=None):
     """x where condition holds, else y (numpy's dtype rule); where(cond) alone is nonzero."""
     if x is None and y is None:
-        raise UnsupportedError("where(condition) with one argument (nonzero) is not supported "
-                               "yet; pass x and y")
+        from .indexing import nonzero
+        return nonzero(condition)
     if x is None or y is None:
         raise ArgumentError("where takes either one or three arguments")
     return _where3(condition, x, y)

@@ -24,6 +24,24 @@ ALL_DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uin
               np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128]
 
 
+def host_data(dtype, shape):
+    """Deterministic, distinct-where-possible values of `dtype` that every cast keeps sane."""
+    dt = np.dtype(dtype)
+    n = int(np.prod(shape))
+    i = np.arange(n)
+    if dt == np.bool_:
+        v = i % 3 == 1
+    elif dt.kind == "u":
+        v = (i * 7 + 3) % 100
+    elif dt.kind == "i":
+        v = (i * 7 + 3) % 100 - 40
+    elif dt.kind == "f":
+        v = i * 1.25 - 8.5
+    else:
+        v = (i * 1.25 - 8.5) + 1j * (3.0 - 0.5 * i)
+    return np.asarray(v).astype(dt).reshape(shape)
+
+
 def same_platform_pair():
     """Two usable devices of one platform, or None."""
     for a in USABLE:
