@@ -448,9 +448,8 @@ class GpuArray:
     def transpose(self, *axes):
         """A view with axes permuted (reversed when none are given)."""
         if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
-            axes = axes[0]
-        if not axes:
-            axes = range(self.ndim)[::-1]
+            axes = axes[0]  # one sequence (a tuple, list or numpy array), or None
+        axes = range(self.ndim)[::-1] if axes is None or len(axes) == 0 else axes
         axes = tuple(_normalize_axis(a, self.ndim) for a in axes)
         if sorted(axes) != list(range(self.ndim)):
             raise ArgumentError(f"axes {axes} don't match array of dimension {self.ndim}")

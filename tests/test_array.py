@@ -731,7 +731,8 @@ def test_reshape_errors(ctx):
         x.reshape(2.0, 3)
 
 
-@pytest.mark.parametrize("axes", [None, (1, 0, 2), (-1, 0, 1), (2, 1, 0), [0, 2, 1]], ids=str)
+@pytest.mark.parametrize("axes", [None, (1, 0, 2), (-1, 0, 1), (2, 1, 0), [0, 2, 1],
+                                  np.array([2, 0, 1])], ids=str)
 def test_transpose(ctx, axes):
     host = host_data(np.int16, (2, 3, 4))
     x = ga.asarray(host, context=ctx)
