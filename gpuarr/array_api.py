@@ -59,9 +59,6 @@ ALIASES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arc
            "bitwise_right_shift": "right_shift", "pow": "power"}
 
 
-def _array(x):
-    return x if isinstance(x, GpuArray) else asarray(x)
-
 
 def _dtype_of(value):
     """The dtype of a dtype-like or of an array (GpuArray or numpy)."""
@@ -120,7 +117,7 @@ def iinfo(type, /):
 
 def astype(x, dtype, /, *, copy=True, device=None):
     """`x` cast to `dtype` (numpy's unsafe cast), on `device` when given."""
-    out = _array(x).astype(dtype, copy=copy)
+    out = asarray(x).astype(dtype, copy=copy)
     return out if device is None else out.transfer(device)
 
 
@@ -187,7 +184,7 @@ def permute_dims(a, /, axes=None):
 
 def unstack(x, /, *, axis=0):
     """The views x[..., i, ...] along `axis`, as a tuple."""
-    x = _array(x)
+    x = asarray(x)
     if x.ndim == 0:
         raise ShapeError("unstack needs an array of at least one dimension, got a 0-d array")
     ax = _normalize_axis(axis, x.ndim)
@@ -199,7 +196,7 @@ def unstack(x, /, *, axis=0):
 
 def matrix_transpose(x, /):
     """A view with the last two axes swapped."""
-    x = _array(x)
+    x = asarray(x)
     if x.ndim < 2:
         raise ShapeError(f"matrix_transpose needs an array of at least 2 dimensions, got shape "
                          f"{x.shape}")
@@ -239,7 +236,7 @@ def vecdot(x1, x2, /, *, axis=-1):
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     """Running sum along `axis` (required beyond 1-d), with numpy's sum dtypes;
     include_initial puts the zero before the first element."""
-    x = _array(x)
+    x = asarray(x)
     if axis is None:
         if x.ndim != 1:
             raise ArgumentError(f"cumulative_sum needs axis= for an array of {x.ndim} "
@@ -296,7 +293,7 @@ def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
     from . import sorting
     if not descending:
         return sorting.sort(a, axis, kind, order, stable=stable)
-    a = _array(a)
+    a = asarray(a)
     if axis is None:
         a, axis = a.ravel(), 0
     # reversed input, stable ascending sort, reversed back: descending and stable
@@ -309,7 +306,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None)
     from . import sorting
     if not descending:
         return sorting.argsort(a, axis, kind, order, stable=stable)
-    a = _array(a)
+    a = asarray(a)
     if axis is None:
         a, axis = a.ravel(), 0
     flip = manipulation.flip

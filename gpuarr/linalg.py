@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from . import blas, manipulation, reduction
-from .array import GpuArray, asarray, broadcast_to
+from .array import asarray, broadcast_to
 from .array_api import _pair, matrix_transpose, vecdot
 from .errors import ArgumentError, ArgumentTypeError, ShapeError, UnsupportedError
 from .ufuncs import UFUNCS, broadcast_shapes
@@ -22,9 +22,6 @@ from .ufuncs import UFUNCS, broadcast_shapes
 NOT_YET = ("cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_rank", "pinv", "qr",
            "slogdet", "solve", "svd", "svdvals")
 
-
-def _array(x):
-    return x if isinstance(x, GpuArray) else asarray(x)
 
 
 def matmul(x1, x2, /):
@@ -54,7 +51,7 @@ def trace(x, /, *, offset=0, dtype=None):
 
 
 def _matrices(x, name):
-    x = _array(x)
+    x = asarray(x)
     if x.ndim < 2:
         raise ShapeError(f"{name} needs an array of at least 2 dimensions, got shape {x.shape}")
     return x
@@ -120,7 +117,7 @@ def _squares(x):
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """The `ord`-norm of the vectors along `axis` (all axes when None): inf (max |x|), -inf
     (min), 0 (count of nonzeros), 1, 2 and any other p (sum |x|^p)^(1/p)."""
-    x = _inexact(_array(x))
+    x = _inexact(asarray(x))
     if ord == 2:
         return UFUNCS["sqrt"](reduction.sum(_squares(x), axis, keepdims=keepdims))
     if ord == 0:
@@ -168,7 +165,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 def norm(x, ord=None, axis=None, keepdims=False):
     """numpy.linalg.norm: vector norms along one axis, matrix norms over two, the 2-norm of
     the flattened array when neither `ord` nor `axis` is given."""
-    x = _array(x)
+    x = asarray(x)
     if axis is None:
         if ord is None:
             return vector_norm(x, keepdims=keepdims)

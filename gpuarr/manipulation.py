@@ -50,9 +50,6 @@ _INT32_MAX = 2**31 - 1
 
 # ---------------------------------------------------------------- helpers
 
-def _one(a):
-    return a if isinstance(a, GpuArray) else asarray(a)
-
 
 def _operands(values, out=None):
     """`values` as GpuArrays of one context (host data uploaded there), and that context."""
@@ -279,7 +276,7 @@ def _atleast_3d(a):
 
 
 def _atleast(fn, arys):
-    out = tuple(fn(_one(a)) for a in arys)
+    out = tuple(fn(asarray(a)) for a in arys)
     return out[0] if len(out) == 1 else out
 
 
@@ -303,7 +300,7 @@ def atleast_3d(*arys):
 def array_split(ary, indices_or_sections, axis=0):
     """Views of `ary` split along `axis` at the given indices, or into that many sections
     (the first ones one longer when they do not divide the axis)."""
-    a = _one(ary)
+    a = asarray(ary)
     ax = _normalize_axis(axis, a.ndim)
     total = a.shape[ax]
     if isinstance(indices_or_sections, GpuArray):
@@ -324,7 +321,7 @@ def array_split(ary, indices_or_sections, axis=0):
 
 def split(ary, indices_or_sections, axis=0):
     """array_split, requiring sections to divide the axis evenly."""
-    a = _one(ary)
+    a = asarray(ary)
     if not _has_len(indices_or_sections):
         sections = _index(indices_or_sections, "number of sections")
         n = a.shape[_normalize_axis(axis, a.ndim)]
@@ -336,7 +333,7 @@ def split(ary, indices_or_sections, axis=0):
 
 def hsplit(ary, indices_or_sections):
     """split along the second axis (the first for 1-d arrays)."""
-    a = _one(ary)
+    a = asarray(ary)
     if a.ndim == 0:
         raise ShapeError("hsplit only works on arrays of 1 or more dimensions")
     return split(a, indices_or_sections, 1 if a.ndim > 1 else 0)
@@ -344,7 +341,7 @@ def hsplit(ary, indices_or_sections):
 
 def vsplit(ary, indices_or_sections):
     """split along the first axis of an array of 2 or more dimensions."""
-    a = _one(ary)
+    a = asarray(ary)
     if a.ndim < 2:
         raise ShapeError(f"vsplit only works on arrays of 2 or more dimensions, not {a.ndim}")
     return split(a, indices_or_sections, 0)
@@ -352,7 +349,7 @@ def vsplit(ary, indices_or_sections):
 
 def dsplit(ary, indices_or_sections):
     """split along the third axis of an array of 3 or more dimensions."""
-    a = _one(ary)
+    a = asarray(ary)
     if a.ndim < 3:
         raise ShapeError(f"dsplit only works on arrays of 3 or more dimensions, not {a.ndim}")
     return split(a, indices_or_sections, 2)
@@ -362,7 +359,7 @@ def dsplit(ary, indices_or_sections):
 
 def tile(A, reps):
     """`A` repeated `reps` times along each axis (one broadcast copy)."""
-    a = _one(A)
+    a = asarray(A)
     try:
         tup = tuple(reps)
     except TypeError:
@@ -385,7 +382,7 @@ def tile(A, reps):
 def repeat(a, repeats, axis=None):
     """Each element repeated `repeats` times (a count, or one per element along `axis`);
     axis=None repeats the flattened array."""
-    a = _one(a)
+    a = asarray(a)
     if axis is None:
         a = _ravel(a)
         ax = 0
@@ -516,7 +513,7 @@ def _take_axis(a, axis, m, mode, table=None, before=0):
 
 def flip(m, axis=None):
     """A view with the order of elements reversed along `axis` (all axes when None)."""
-    a = _one(m)
+    a = asarray(m)
     axes = range(a.ndim) if axis is None else _axis_tuple(axis, a.ndim)
     strides, offset = list(a.strides), a.offset
     for d in axes:
@@ -528,7 +525,7 @@ def flip(m, axis=None):
 
 def fliplr(m):
     """flip along the second axis."""
-    a = _one(m)
+    a = asarray(m)
     if a.ndim < 2:
         raise ShapeError(f"Input must be >= 2-d, not {a.ndim}-d.")
     return flip(a, 1)
@@ -536,7 +533,7 @@ def fliplr(m):
 
 def flipud(m):
     """flip along the first axis."""
-    a = _one(m)
+    a = asarray(m)
     if a.ndim < 1:
         raise ShapeError("Input must be >= 1-d, not 0-d.")
     return flip(a, 0)
@@ -544,7 +541,7 @@ def flipud(m):
 
 def roll(a, shift, axis=None):
     """Elements shifted along `axis` (the flattened array when None), wrapping around."""
-    a = _one(a)
+    a = asarray(a)
     if axis is None:
         return roll(_ravel(a), shift, 0).reshape(a.shape)
     axes = _axis_tuple(axis, a.ndim, allow_duplicate=True)
@@ -578,7 +575,7 @@ def _product(lists):
 
 def moveaxis(a, source, destination):
     """A view with axes `source` moved to positions `destination`, the others in order."""
-    a = _one(a)
+    a = asarray(a)
     src = _axis_tuple(source, a.ndim, "source")
     dst = _axis_tuple(destination, a.ndim, "destination")
     if len(src) != len(dst):
@@ -638,7 +635,7 @@ def _as_pairs(x, ndim, as_index=False):
 def pad(array, pad_width, mode="constant", **kwargs):
     """numpy.pad for modes constant (constant_values=), edge, reflect, symmetric, wrap and
     empty; pad_width as an int, a pair, one pair per axis, or a dict {axis: width}."""
-    a = _one(array)
+    a = asarray(array)
     if isinstance(pad_width, dict):
         seq = [(0, 0)] * a.ndim
         for ax, width in pad_width.items():
@@ -693,7 +690,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """A read-only view of the diagonal of the (axis1, axis2) planes, as the last axis."""
-    a = _one(a)
+    a = asarray(a)
     if a.ndim < 2:
         raise ShapeError(f"diag requires an array of at least two dimensions, not {a.ndim}")
     d1 = _axis_tuple(axis1, a.ndim, "axis1")[0]
@@ -722,7 +719,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def diag(v, k=0):
     """The k-th diagonal of a 2-d array (a read-only view), or a 2-d array with the 1-d `v`
     on its k-th diagonal."""
-    a = _one(v)
+    a = asarray(v)
     k = _index(k, "k")
     if a.ndim == 2:
         return diagonal(a, k)
@@ -760,7 +757,7 @@ def _band(src, lo, hi):
 
 
 def _triangle_input(m, name):
-    a = _one(m)
+    a = asarray(m)
     if a.ndim == 0:
         raise ArgumentTypeError(f"{name} needs an array of at least 1 dimension, not 0-d")
     return broadcast_to(a, (a.shape[0], a.shape[0])) if a.ndim == 1 else a
