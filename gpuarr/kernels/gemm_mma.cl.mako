@@ -85,6 +85,8 @@
     ab_type = 'double' if f64 else 'uint'
     ptx_types = 'f64.f64.f64.f64' if f64 else 'f32.tf32.tf32.f32'
     ab_con, c_con = ('d', 'd') if f64 else ('r', 'f')
+    # plain TF32 rounds once, as a slice is staged (copy 'regs'), not at every fragment load
+    staged_tf32 = prec == 'tf32' and copy == 'regs'
     passes = [('lo', 'hi'), ('hi', 'lo'), ('hi', 'hi')]  # 3xtf32: small products first
 %>\
 % if f64:
@@ -235,11 +237,17 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
     first, second = (f'{op}_{x}', f'{op}_kk') if mk else (f'{op}_kk', f'{op}_{x}')
 %>\
 % for r in range(loads):
+<%
+    x = f'r{op}{r}'
+    if staged_tf32:
+        x = f'as_float(tf32({x}))' if vec == 1 else \
+            f'({V})({", ".join(f"as_float(tf32({x}.s{e}))" for e in range(vec))})'
+%>\
         ${'if (tid + %d < %d)' % (r * threads, chunks) if part else ''}
 % if vec == 1:
-            ${lm}[${buf}][${first}${r}][${second}${r}] = r${op}${r};
+            ${lm}[${buf}][${first}${r}][${second}${r}] = ${x};
 % else:
-            *(__local ${V} *)&${lm}[${buf}][${first}${r}][${second}${r}] = r${op}${r};
+            *(__local ${V} *)&${lm}[${buf}][${first}${r}][${second}${r}] = ${x};
 % endif
 % endfor
 % endfor
@@ -292,7 +300,7 @@ asm volatile("mma.sync.aligned.${shape}.row.col.${ptx_types} "
 % if f64:
             const double a${i}_${r}_hi = ${src};
 % elif prec == 'tf32':
-            const uint a${i}_${r}_hi = tf32(${src});
+            const uint a${i}_${r}_hi = ${'as_uint' if staged_tf32 else 'tf32'}(${src});
 % else:
             const float a${i}_${r} = ${src};
             const uint a${i}_${r}_hi = tf32(a${i}_${r}), a${i}_${r}_lo = tf32(a${i}_${r} - as_float(a${i}_${r}_hi));
@@ -305,7 +313,7 @@ asm volatile("mma.sync.aligned.${shape}.row.col.${ptx_types} "
 % if f64:
             const double b${j}_${r}_hi = ${src};
 % elif prec == 'tf32':
-            const uint b${j}_${r}_hi = tf32(${src});
+            const uint b${j}_${r}_hi = ${'as_uint' if staged_tf32 else 'tf32'}(${src});
 % else:
             const float b${j}_${r} = ${src};
             const uint b${j}_${r}_hi = tf32(b${j}_${r}), b${j}_${r}_lo = tf32(b${j}_${r} - as_float(b${j}_${r}_hi));
