@@ -476,12 +476,17 @@ class GpuArray:
 
     def ravel(self, order="C"):
         """A 1-d view when the data is contiguous in `order`, else a copy."""
+        if order == "K" and not (self._is_c() or self._is_f()):
+            return self.flatten("K")
         order = self._resolve_order(order)
         if self._is_c() if order == "C" else self._is_f():
             return self.reshape(self.size, order=order)
         return self.copy(order).reshape(self.size, order=order)
 
     def flatten(self, order="C"):
+        if order == "K" and not (self._is_c() or self._is_f()):
+            # numpy's K: axes by decreasing |stride| (copy('K')'s layout), read in memory order
+            return self.copy("K")._view((self.size,), (self.itemsize,))
         order = self._resolve_order(order)
         return self.copy(order).reshape(self.size, order=order)
 

@@ -193,8 +193,10 @@ class Context:
         self.queue = cl.CommandQueue(cl_context, info.cl_device)
         self.names = []
         self.kernels = {}  # filled by gpuarr.kernels
+        self.programs = {}  # programs of several kernels, by the kernels' families
         self.plans = {}  # elementwise launch plans, filled by gpuarr.elemwise
         self.kernel_args = {}  # kernel key -> the values its arguments hold now
+        self.ufunc_calls = {}  # (ufunc, operand types) -> its loop here, filled by gpuarr.ufuncs
         self.launch_lock = threading.Lock()
         d = info.cl_device
         self.max_work_group_size = d.max_work_group_size

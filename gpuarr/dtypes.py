@@ -74,8 +74,9 @@ def check_device(dtype, context):
     dt = normalize(dtype)
     if dt in _FP64 and not context.fp64:
         raise UnsupportedError(
-            f"device {context.devname} has no {dt} support (no cl_khr_fp64); "
-            f"use {'float32' if dt.kind == 'f' else 'complex64'} or pick another device"
+            f"device {context.devname} ({context.device.device_name}) has no {dt} support "
+            f"(no cl_khr_fp64); use {'float32' if dt.kind == 'f' else 'complex64'} or pick "
+            f"another device"
         )
     return dt
 

@@ -18,7 +18,6 @@ import math
 import numbers
 import operator
 import threading
-import weakref
 
 import numpy as np
 import pyopencl as cl
@@ -135,13 +134,12 @@ def _enqueue(ctx, kernel, size, local, args, reads=(), writes=()):
     return event
 
 
-_PARAMS = weakref.WeakKeyDictionary()
-
-
 def _params(ctx, values, itype):
     """`values` in a device buffer of `itype`, cached per context (layouts repeat)."""
     host = np.asarray(values, itype)
-    cache = _PARAMS.setdefault(ctx, {})
+    # Kept on the context: a module-level WeakKeyDictionary would keep it alive through the
+    # arrays it holds, so a released context would never be freed.
+    cache = ctx.plans.setdefault(("indexing", "params"), {})
     key = (host.dtype.char, host.tobytes())
     buf = cache.get(key)
     if buf is None:
@@ -151,15 +149,14 @@ def _params(ctx, values, itype):
     return buf
 
 
-_FLAGS = weakref.WeakKeyDictionary()
 _flag_lock = threading.Lock()
 
 
 def _flag(ctx):
     """The context's error flag: [claimed, index, axis, size], zero while nothing failed."""
-    flag = _FLAGS.get(ctx)
+    flag = ctx.plans.get(("indexing", "flag"))
     if flag is None:
-        flag = _FLAGS[ctx] = GpuArray((4,), np.int64, context=ctx).fill(0)
+        flag = ctx.plans["indexing", "flag"] = GpuArray((4,), np.int64, context=ctx).fill(0)
     return flag
 
 

@@ -67,15 +67,19 @@ class _Geometry(NamedTuple):
     scan_local: int  # work-items of sort_scan on GPUs
 
 
-@functools.lru_cache(maxsize=64)
 def _geometry(ctx, width):
     """The work-group shapes for `width`-bit elements: the largest that fit the device's
     work-group size and local memory (256 x 8 elements per tile, rows of 2048 at most)."""
-    device = ctx.device.cl_device
+    return _device_geometry(ctx.device.cl_device, ctx.devname, width)
+
+
+@functools.lru_cache(maxsize=64)
+def _device_geometry(device, devname, width):
+    # (cached per cl.Device, not per Context: the cache must not keep a context alive)
     local_mem, wg = device.local_mem_size, device.max_work_group_size
     local = 1 << (min(wg, 256).bit_length() - 1)
     if local < 16:
-        raise UnsupportedError(f"device {ctx.devname} takes work-groups of {wg} work-items, "
+        raise UnsupportedError(f"device {devname} takes work-groups of {wg} work-items, "
                                f"too few for the sort kernels (16)")
     key_bytes = {8: 4, 16: 4, 32: 4, 64: 8, 128: 16}[width]
     for items in (8, 4, 2, 1):
@@ -83,7 +87,7 @@ def _geometry(ctx, width):
         if need <= local_mem:
             break
     else:
-        raise UnsupportedError(f"device {ctx.devname} has {local_mem} bytes of local memory, "
+        raise UnsupportedError(f"device {devname} has {local_mem} bytes of local memory, "
                                f"too few for the sort kernels")
     rows_max = _ROWS_MAX
     while rows_max > 64 and rows_max * (key_bytes + 2) > local_mem:

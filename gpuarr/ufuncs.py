@@ -55,7 +55,6 @@ class Ufunc:
         self.nin = nin or np_ufunc.nin
         self.kind_input = kind_input
         self._resolved = {}
-        self._fast = {}
         self.__doc__ = f"numpy.{name} on GpuArrays (see numpy's documentation)."
 
     def __repr__(self):
@@ -142,10 +141,11 @@ class Ufunc:
                 return None
         if ctx is None or len(sig) != self.nin:
             return None
-        key = (ctx, *sig)
-        entry = self._fast.get(key)
+        key = (self, *sig)
+        calls = ctx.ufunc_calls
+        entry = calls.get(key)
         if entry is None:
-            entry = self._fast[key] = self._prepare_fast(ctx, tuple(sig))
+            entry = calls[key] = self._prepare_fast(ctx, tuple(sig))
         loop, out_dtype, converters = entry
         out = GpuArray._empty(ctx, shape, out_dtype)
         inputs = [a if conv is None else conv(a) for a, conv in zip(args, converters)]

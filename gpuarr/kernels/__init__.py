@@ -82,5 +82,7 @@ def get_kernel(context, key, template, scalar_arg_dtypes, **params):
         source = render(template, **params)
         kernel = getattr(build(context, source), params["name"])
         kernel.set_scalar_arg_dtypes(scalar_arg_dtypes)
-        context.kernels[key] = kernel
+        # Threads that built the same kernel at once all take the first one stored: the
+        # arguments a kernel holds are tracked per key (context.kernel_args).
+        kernel = context.kernels.setdefault(key, kernel)
     return kernel

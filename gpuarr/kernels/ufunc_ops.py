@@ -20,8 +20,9 @@ def _float(fn):
     return {_F: (f"{fn}({{0}})", ())}
 
 
-_NAN_MAX = "((({0}) >= ({1}) || isnan({0})) ? ({0}) : ({1}))"
-_NAN_MIN = "((({0}) <= ({1}) || isnan({0})) ? ({0}) : ({1}))"
+# Ties give the second operand, as numpy's loops do (maximum(-0.0, 0.0) is 0.0).
+_NAN_MAX = "((({0}) > ({1}) || isnan({0})) ? ({0}) : ({1}))"
+_NAN_MIN = "((({0}) < ({1}) || isnan({0})) ? ({0}) : ({1}))"
 
 OPS = {
     # arithmetic
