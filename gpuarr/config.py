@@ -148,6 +148,11 @@ FLAGS = {
                            "float32 GEMM on NVIDIA tensor cores: auto (3xtf32 where it "
                            "qualifies), fp32 (never), 3xtf32 (float32 accuracy), tf32 "
                            "(10-bit mantissa products: faster, less precise)"),
+    "assert_no_cpu_op": Flag("ignore", _choice("ignore", "warn", "raise"),
+                             "gpuarr.symbolic: warn or raise when a compiled function leaves "
+                             "ops on the host"),
+    "profile": Flag(False, _parse_bool, "gpuarr.symbolic: profile every compiled function "
+                    "and print the time per op at exit"),
 }
 
 
@@ -163,6 +168,8 @@ class Flags:
     tuning_dir: str = ""
     blas_backend: str = "auto"
     gemm_precision: str = "auto"
+    assert_no_cpu_op: str = "ignore"
+    profile: bool = False
 
 
 def parse_flags(text, source=ENV_VAR):

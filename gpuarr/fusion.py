@@ -52,6 +52,10 @@ class _Traced(Symbol):
     def __bool__(self):
         raise ArgumentError("a fused function cannot branch on array values; use ga.where")
 
+    def astype(self, dtype):
+        """The value cast to `dtype` (numpy's unsafe cast), inside the kernel."""
+        return self.tracer.cast(self, dtypes.normalize(dtype))
+
 
 class _Tracer:
     """Records ufunc calls into statements, scalar arguments and helper functions."""
@@ -96,6 +100,15 @@ class _Tracer:
         name = f"t{len(self.statements)}"
         self.statements.append(f"const {cltypes.ctype(out_loop)} {name} = {expr};")
         return _Traced(self, np.dtype(out_loop), code=name)
+
+    def cast(self, v, dt):
+        if v.host is not None:
+            host = v.host
+            return _Traced(self, dt, host=lambda args: np.asarray(host(args)).astype(dt)[()])
+        name = f"t{len(self.statements)}"
+        self.statements.append(f"const {cltypes.ctype(dt.name)} {name} = "
+                               f"{cltypes.convert(v.dtype.name, dt.name, v.code)};")
+        return _Traced(self, dt, code=name)
 
     def _host_result(self, ufunc, args):
         """An operation on scalars only: computed on the host at each call, as numpy

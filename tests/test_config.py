@@ -11,8 +11,9 @@ from gpuarr import config
 from gpuarr.errors import FlagError, GpuArrayError
 
 NO_RC = {"GPUARRRC": os.devnull}
-ALL_KEYS = ("blas_backend", "compile_cache_dir", "contexts", "device", "floatX", "force_device",
-            "gemm_precision", "preallocate", "print_active_device", "tuning_dir")
+ALL_KEYS = ("assert_no_cpu_op", "blas_backend", "compile_cache_dir", "contexts", "device",
+            "floatX", "force_device", "gemm_precision", "preallocate", "print_active_device",
+            "profile", "tuning_dir")
 
 
 def load(flags=None, rc=None):
