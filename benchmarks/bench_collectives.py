@@ -1,12 +1,13 @@
 """all_reduce bus bandwidth, 2(n-1)/n x bytes / time, over message sizes, for both transports.
 
-    python benchmarks/bench_collectives.py [--min 4K] [--max 256M] [--repeats 5]
-        in one process, the ranks being the devices of the first platform with several
-        (POCL_DEVICES="pthread pthread" gives two on PoCL): ring and tree beside each other
+    python benchmarks/bench_collectives.py [--min 4K] [--max 256M] [--repeats 5] [--device D]
+        in one process, the ranks being the chosen device and the next usable device of its
+        platform (POCL_DEVICES="pthread pthread" gives two on PoCL): ring and tree beside
+        each other (the case "all_reduce" of gpuarr/bench.py; the command's flags work too)
     mpiexec -n 2 python benchmarks/bench_collectives.py --mpi [--min 4K] [--max 256M]
         across processes: GpuComm.all_reduce (staging and reduce_on variants) beside numpy
         arrays all-reduced with mpi4py in the same run (the host-only figure)
-    python -m pytest benchmarks/bench_collectives.py --benchmark-enable     (in one process)
+    pytest benchmarks/bench_collectives.py [--bench-size=quick]     (in one process)
 
 Sizes take K, M and G suffixes; `--max 64K` makes a smoke run. float32 sums throughout.
 
@@ -30,16 +31,11 @@ import time
 os.environ.setdefault("POCL_DEVICES", "pthread pthread")
 
 import numpy as np
-import pytest
 
 import gpuarr as ga
-from gpuarr import collectives
+from gpuarr import bench, collectives
 
-
-def parse_size(text):
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper().rstrip("B").rstrip("I")
-    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+FAMILIES = ("collectives",)
 
 
 def sizes_between(lo, hi):
@@ -67,50 +63,6 @@ def best(fn, repeats, sync=None):
             sync()
         times.append(time.perf_counter() - t0)
     return min(times)
-
-
-def local_contexts():
-    """The devices of the first platform that has several usable ones."""
-    usable = [d for d in ga.list_devices() if d.usable]
-    for d in usable:
-        same = [e for e in usable if e.platform_index == d.platform_index]
-        if len(same) > 1:
-            return [ga.init(e.name) for e in same]
-    return []
-
-
-def local_row(ctxs, nbytes, repeats):
-    """Bus GB/s of all_reduce over `ctxs` with the ring and with the tree."""
-    xs = [ga.asarray(np.ones(nbytes // 4, np.float32), context=c) for c in ctxs]
-    outs = [ga.empty_like(x) for x in xs]
-
-    def sync():
-        for c in ctxs:
-            c.sync()
-
-    row = []
-    saved = collectives.RING_BYTES
-    try:
-        for ring in (True, False):
-            collectives.RING_BYTES = 0 if ring else 1 << 62
-            t = best(lambda: collectives.all_reduce(xs, "sum", dest=outs), repeats, sync)
-            row.append(busbw(nbytes, len(ctxs), t))
-    finally:
-        collectives.RING_BYTES = saved
-    assert float(outs[0][0]) == len(ctxs)
-    return row
-
-
-def in_process(sizes, repeats):
-    ctxs = local_contexts()
-    if not ctxs:
-        print("in-process: needs two devices of one platform (POCL_DEVICES='pthread pthread')")
-        return
-    print(f"in one process, {len(ctxs)} ranks: {', '.join(c.devname for c in ctxs)}; bus GB/s")
-    print(f"{'bytes':>10s} {'ring':>7s} {'tree':>7s}")
-    for nbytes in sizes:
-        ring, tree = local_row(ctxs, nbytes, repeats)
-        print(f"{nbytes:10d} {ring:7.2f} {tree:7.2f}", flush=True)
 
 
 VARIANTS = [("auto", "host"), ("map", "host"), ("pinned", "host"), ("auto", "device")]
@@ -169,21 +121,8 @@ def over_mpi(sizes, repeats):
                   flush=True)
 
 
-@pytest.mark.parametrize("mib", [1, 16])
-def test_all_reduce_in_process(benchmark, mib):
-    ctxs = local_contexts()
-    if not ctxs:
-        pytest.skip("needs two devices of one platform")
-    xs = [ga.asarray(np.ones(mib << 18, np.float32), context=c) for c in ctxs]
-    outs = [ga.empty_like(x) for x in xs]
-
-    def run():
-        collectives.all_reduce(xs, "sum", dest=outs)
-        for c in ctxs:
-            c.sync()
-
-    benchmark.group = f"all_reduce {mib} MiB over {len(ctxs)} contexts"
-    benchmark(run)
+def test_bench(bench_case):
+    bench_case()
 
 
 def main(argv=None):
@@ -192,9 +131,12 @@ def main(argv=None):
     parser.add_argument("--min", default="4K")
     parser.add_argument("--max", default="256M")
     parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args(argv)
-    sizes = sizes_between(parse_size(args.min), parse_size(args.max))
-    (over_mpi if args.mpi else in_process)(sizes, args.repeats)
+    args, rest = parser.parse_known_args(argv)
+    sizes = sizes_between(bench.parse_value(args.min), bench.parse_value(args.max))
+    if args.mpi:
+        return over_mpi(sizes, args.repeats)
+    return bench.script(FAMILIES, [f"--set=nbytes={','.join(map(str, sizes))}",
+                                   f"--repeats={args.repeats}", *rest])
 
 
 if __name__ == "__main__":

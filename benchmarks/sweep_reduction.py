@@ -12,19 +12,14 @@ import itertools
 
 import numpy as np
 import pyopencl as cl
-from ratios import best_time
 
 import gpuarr as ga
-from gpuarr import reduction
+from gpuarr import bench, reduction
 
 
-def _ten(fn, like):
-    """Ten calls, one sync: the per-call time without the host's wait for the device."""
-    def run():
-        for _ in range(10):
-            fn()
-        like.context.sync()
-    return run
+def best_time(fn, repeats, calls=1):
+    """Seconds per call of `fn` (`calls` calls, then one sync of the last output)."""
+    return bench.measure(bench.Timed(fn, lambda out: out.sync(), calls), "quick", repeats)
 
 
 def main():
@@ -45,16 +40,18 @@ def main():
 
     def copy():
         cl.enqueue_copy(ctx.queue, dst.data, x.data, byte_count=4 * n)
-        ctx.queue.finish()
+        return dst
 
-    ops = {"sum": (4 * n, lambda: x.sum().sync()),
-           "sum_x10": (40 * n, _ten(lambda: x.sum(), x)),
-           "sum0": (xm.nbytes, lambda: xm.sum(axis=0).sync()),
-           "sum1": (xm.nbytes, lambda: xm.sum(axis=1).sync()),
-           "argmax": (4 * n, lambda: x.argmax().sync()),
-           "cumsum": (8 * n, lambda: x.cumsum().sync())}
+    # name -> (bytes per call, one call, calls per sync)
+    ops = {"sum": (4 * n, lambda: x.sum(), 1),
+           "sum_x10": (4 * n, lambda: x.sum(), 10),  # no wait for the device between calls
+           "sum0": (xm.nbytes, lambda: xm.sum(axis=0), 1),
+           "sum1": (xm.nbytes, lambda: xm.sum(axis=1), 1),
+           "argmax": (4 * n, lambda: x.argmax(), 1),
+           "cumsum": (8 * n, lambda: x.cumsum(), 1)}
     chosen = [ops[o] for o in args.ops.split(",")]
-    copy_rate = 8 * n / best_time(copy, args.repeats)
+    copy_rate = 8 * n / bench.measure(bench.Timed(copy, lambda out: ctx.sync(), 1), "quick",
+                                      args.repeats)
     print(f"device {ctx.devname}: {ctx.device.describe()}; copy {copy_rate / 1e9:.0f} GB/s")
     keys, values = [], []
     for item in args.set:
@@ -67,8 +64,8 @@ def main():
         ctx.kernels.clear()
         reduction._decompose.cache_clear()
         cells = []
-        for (nbytes, fn), name in zip(chosen, args.ops.split(",")):
-            rate = nbytes / best_time(fn, args.repeats)
+        for (nbytes, fn, calls), name in zip(chosen, args.ops.split(",")):
+            rate = nbytes / best_time(fn, args.repeats, calls)
             cells.append(f"{name} {rate / copy_rate:5.2f}")
         setting = " ".join(f"{c}.{k}={v}" for (c, k), v in zip(keys, combo))
         print(f"{setting:60s} " + "  ".join(cells))

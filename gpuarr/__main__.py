@@ -1,4 +1,5 @@
-"""python -m gpuarr info | check [--device DEV] | tune gemm [--device DEV] [--dtype ...] ..."""
+"""python -m gpuarr info | check [--device DEV] | tune gemm [--device DEV] [--dtype ...] ...
+| bench [--quick] [--device DEV] [--json OUT] [--markdown OUT] [--plot OUT.png] ..."""
 
 import argparse
 import sys
@@ -6,7 +7,7 @@ import time
 
 import numpy as np
 
-from . import config
+from . import bench, config
 from .context import get_context, list_devices
 from .errors import GpuArrayError
 
@@ -148,10 +149,15 @@ def main(argv=None):
     p_gemm.add_argument("--min-gain", type=float, default=0.05,
                         help="store a winner only if this much faster than the built-in entry")
     p_gemm.add_argument("--dry-run", action="store_true", help="print, store nothing")
+    p_bench = sub.add_parser("bench", help="time gpuarr beside numpy, pyopencl.array and cupy; "
+                             "a table per operation")
+    bench.add_arguments(p_bench)
     args = parser.parse_args(argv)
     try:
         if args.command == "tune":
             return tune(args)
+        if args.command == "bench":
+            return bench.command(args)
         return info() if args.command == "info" else check(args.device)
     except GpuArrayError as e:
         print(f"error: {e}", file=sys.stderr)
