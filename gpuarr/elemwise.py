@@ -3,7 +3,8 @@
 Operands of any strides and offsets are broadcast to the output shape; dimensions that are
 contiguous for every operand collapse into one; a fully contiguous call takes the kernel
 variant without index arithmetic. Sizes, strides and scalars are kernel arguments, so one
-build serves every shape and value. (The ufunc layer on top of it comes with issue 3.)
+build serves every shape and value. Where the driver compiles kernels lazily (PoCL), one
+program holds every layout variant of a loop, and of its sibling ufuncs (see _kernel).
 """
 
 import dataclasses
@@ -15,8 +16,14 @@ import numpy as np
 import pyopencl as cl
 
 from . import dtypes
-from .errors import ArgumentError, ArgumentTypeError, ContextMismatch, ShapeError
-from .kernels import get_kernel
+from .errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ContextMismatch,
+    KernelBuildError,
+    ShapeError,
+)
+from .kernels import build, render
 
 _INT32_MAX = 2**31 - 1
 
@@ -28,7 +35,9 @@ class Loop:
     ins: (storage dtype name, loop dtype name, is_scalar) per input;
     outs: (storage dtype name, loop dtype name) per output;
     operation: OpenCL statements reading in0.., writing out0.. (may use the flat index i);
-    scalar_args: (dtype name, argument name) of extra scalars the operation reads.
+    scalar_args: (dtype name, argument name) of extra scalars the operation reads;
+    siblings: None, or the Siblings of operations over the same operands whose kernels share
+    one program with this loop's where kernels compile lazily (see lazy_kernels).
     """
 
     ins: tuple
@@ -37,15 +46,24 @@ class Loop:
     scalar_args: tuple = ()
     preamble: str = ""
     raw: bool = False
+    siblings: object = None
 
     def __hash__(self):
         # Hashed on every launch (plan lookup): compute once.
         h = self.__dict__.get("_hash")
         if h is None:
             h = hash((self.ins, self.outs, self.operation, self.scalar_args, self.preamble,
-                      self.raw))
+                      self.raw, self.siblings))
             object.__setattr__(self, "_hash", h)
         return h
+
+
+@dataclasses.dataclass(frozen=True)
+class Siblings:
+    """Operations (statements, one of them the loop's own) and the preamble they all need."""
+
+    operations: tuple
+    preamble: str
 
 
 @functools.lru_cache(maxsize=1024)
@@ -53,6 +71,13 @@ def copy_loop(src_dtype, dst_dtype, scalar=False):
     """dst = src with numpy's unsafe cast (what copy, astype and setitem use)."""
     src, dst = np.dtype(src_dtype).name, np.dtype(dst_dtype).name
     return Loop(((src, src, scalar),), ((dst, src),), "out0 = in0;")
+
+
+def lazy_kernels(ctx):
+    """Whether ctx's driver compiles a program's kernels only at their first launch (PoCL on
+    CPUs: building a program costs ~0.1 s whatever it holds, a kernel ~0.08 s at its first
+    launch), so that one program may hold variants that are never launched at little cost."""
+    return ctx.device.platform == "Portable Computing Language" and not ctx.device.is_gpu
 
 
 def _element_strides(a, ndim):
@@ -126,12 +151,8 @@ def _make_plan(ctx, loop, shape, arrays, wide=False):
 
     def kernel(guarded):
         key = ("elemwise", loop, kdim, per_item, guarded, index_t)
-        k = ctx.kernels.get(key) or get_kernel(
-            ctx, key, "elemwise.cl.mako", arg_dtypes, name="elemwise", ins=loop.ins,
-            outs=loop.outs, operation=loop.operation, scalar_args=loop.scalar_args,
-            ndim=kdim, index_t=index_t, preamble=loop.preamble, raw=loop.raw,
-            per_item=per_item, guarded=guarded,
-        )
+        k = ctx.kernels.get(key) or _kernel(ctx, key, loop, (kdim, per_item, guarded), index_t,
+                                            arg_dtypes)
         return k, ctx.kernel_args.setdefault(key, [None] * len(arg_dtypes))
 
     local = ctx.local_size
@@ -145,6 +166,51 @@ def _make_plan(ctx, loop, shape, arrays, wide=False):
     head = (n, *([] if contiguous else dims))
     tails = [() if contiguous else tuple(s) for s in strides]
     return _Plan(head, tails, max_offset, arg_dtypes, launches)
+
+
+# Where kernels compile lazily, one program holds a loop's kernels for every layout up to
+# this many collapsed dimensions (bulk and guarded): one build serves them all.
+_FAMILY_NDIM = 4
+
+
+def _kernel(ctx, key, loop, variant, index_t, arg_dtypes):
+    """The kernel of `variant` (ndim, per_item, guarded) of `loop`, stored under `key`: from a
+    program of its own, or, where kernels compile lazily, of the loop's layouts up to
+    _FAMILY_NDIM dimensions, for its siblings' operations too (a program that fails to build
+    with them is built again without)."""
+    layouts = (variant,)
+    groups = [((loop.operation,), loop.preamble)]
+    if lazy_kernels(ctx):
+        family = tuple((ndim, ctx.per_item if ndim == 0 else 1, guarded)
+                       for ndim in range(_FAMILY_NDIM + 1) for guarded in (False, True))
+        layouts = family if variant in family else layouts
+        if loop.siblings is not None:
+            groups.insert(0, (loop.siblings.operations, loop.siblings.preamble))
+    for operations, preamble in groups:
+        pkey = ("elemwise", loop.ins, loop.outs, loop.scalar_args, loop.raw, operations,
+                preamble, layouts, index_t)
+        program = ctx.programs.get(pkey, False)
+        if program is False:
+            source = render("elemwise.cl.mako", ins=loop.ins, outs=loop.outs,
+                            scalar_args=loop.scalar_args, index_t=index_t, preamble=preamble,
+                            raw=loop.raw, variants=[(_name(j, *v), *v, op) for j, op in
+                                                    enumerate(operations) for v in layouts])
+            try:
+                program = build(ctx, source)
+            except KernelBuildError:
+                if len(operations) == 1:
+                    raise
+                program = None
+            program = ctx.programs.setdefault(pkey, program)
+        if program is not None:
+            break
+    kernel = cl.Kernel(program, _name(operations.index(loop.operation), *variant))
+    kernel.set_scalar_arg_dtypes(arg_dtypes)
+    return ctx.kernels.setdefault(key, kernel)
+
+
+def _name(op, ndim, per_item, guarded):
+    return f"elemwise_{op}_{ndim}_{per_item}{'g' if guarded else 'u'}"
 
 
 def run(loop, outputs, inputs, scalars=(), shape=None):

@@ -10,6 +10,11 @@ a work-item per (output, part) when it is outer; on CPUs a work-item with unroll
 accumulators (inner), or bands of output rows accumulated a row of input at a time (outer).
 It depends only on the layout and the device, so the same input gives the same bits. The
 launches of a layout are worked out once and kept on the context.
+
+Kernels are few: the collapsed kept and reduced dimensions are passed in buckets (1, or up
+to 4 padded with size-1 dimensions), sizes and block lengths are arguments, and where the
+driver compiles kernels lazily (PoCL) one program holds the layout variants a reduction's
+layouts mostly need (see _family_of), so a program build serves most layouts.
 """
 
 import builtins
@@ -17,9 +22,9 @@ import dataclasses
 import functools
 import math
 import re
-import weakref
 
 import numpy as np
+import pyopencl as cl
 
 from . import dtypes, elemwise
 from .array import (
@@ -32,7 +37,7 @@ from .array import (
     zeros,
 )
 from .errors import ArgumentError, ArgumentTypeError, ContextMismatch, ShapeError, UnsupportedError
-from .kernels import build, get_kernel, render
+from .kernels import build, render
 from .ufuncs import UFUNCS
 from .ufuncs import where as ufunc_where
 
@@ -235,8 +240,8 @@ def _recipe(ctx, spec, shape, axes, source, out):
         return [_prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, 0, kout,
                          finish=True)], temps
     contiguous = [math.prod(kdims[d + 1:]) for d in range(len(kdims))]
-    first = _prepare(ctx, _Spec(spec, out_dtype=acc), plan, kdims, rdims, src, kin, rin, 0, m,
-                     contiguous, out_role="partial", pair=bool(spec["arg"]))
+    first = _prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, 0, m, contiguous,
+                     out_role="partial", pair=bool(spec["arg"]), out_dtype=acc)
     second = _Spec(spec, in_dtype=acc, map_expr="v", map_dtype=acc, user_args=None)
     plan2 = _plan(ctx, m, plan.parts, m == 1, False, final=True)
     return [first, _prepare(ctx, second, plan2, kdims, [plan.parts], (0, "partial"), contiguous,
@@ -301,7 +306,9 @@ def _decompose(cls, cu, item_local, group_local, m, n, inner, band_ok, final):
                                              n // 16))
         return _Plan("band", 1, 1, parts, block)
     parts = split(t["items_per_cu"] * cu, t["inner_least"] if inner else t["outer_least"])
-    local = 1 << builtins.max(0, builtins.min(6, (m * parts // (8 * cu)).bit_length() - 1))
+    # at least 8 work-groups per compute unit, of 1 or 64 work-items (PoCL compiles a kernel
+    # once per work-group size; a work-group of one costs it some 40 ns more per item)
+    local = 64 if m * parts >= 64 * 8 * cu else 1
     return _Plan("item", local, t["inner_unroll"] if inner else t["outer_unroll"], parts)
 
 
@@ -321,13 +328,11 @@ def _group_size(ctx):
 def _counters(ctx, m):
     """m zeroed uint32 counters of `ctx` for single-launch reductions (left zeroed)."""
     m = m if isinstance(m, int) else m[0]
-    counters = _COUNTERS.get(ctx)
+    counters = ctx.plans.get("reduction counters")
     if counters is None or counters.size < m:
-        counters = _COUNTERS[ctx] = zeros(builtins.max(m, 1024), np.uint32, context=ctx)
+        counters = ctx.plans["reduction counters"] = zeros(builtins.max(m, 1024), np.uint32,
+                                                           context=ctx)
     return counters
-
-
-_COUNTERS = weakref.WeakKeyDictionary()
 
 
 @dataclasses.dataclass
@@ -347,11 +352,11 @@ class _Launch:
 
 
 def _prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, out_ps, kout,
-             out_role="out", pair=False, arg_in=False, finish=False):
+             out_role="out", pair=False, arg_in=False, finish=False, out_dtype=None):
     """The launch of one reduction kernel: part p of output o into out[o + p * out_ps].
     `src`: (element offset, number of arguments) of the source, or (0, role) of a temporary;
     `pair`: also write the indices (pidx); `arg_in`: read them; `finish`: one launch for both
-    stages (partial, pidx, counters)."""
+    stages (partial, pidx, counters); `out_dtype`: of the output, if not the spec's."""
     m, n = math.prod(kdims), math.prod(rdims)
     src_offset, src_args = src
     chunk = -(-n // plan.parts)
@@ -364,15 +369,21 @@ def _prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, out_ps, kout
             plan = dataclasses.replace(plan, vec=vec)
             chunk = -(-chunk // vec) * vec
     items = m * plan.parts
-    guarded = plan.mode == "item" and items % plan.local != 0
     span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kin + rin, kdims + rdims))
     out_span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kout, kdims))
     reach = builtins.max(items + plan.local, n + chunk + plan.unroll * plan.local * plan.vec,
-                         abs(src_offset) + span, out_off + out_span + out_ps * plan.parts)
+                         abs(src_offset) + span, out_off + out_span + out_ps * plan.parts,
+                         m * plan.block)
     index_t = "int" if reach <= _INT32_MAX else "long"
     itype = np.int32 if index_t == "int" else np.int64
-    key = ("reduce", spec.key, plan, len(kdims), len(rdims), guarded, index_t, pair, arg_in,
-           finish)
+    kdims, kin, kout = _pad_kept(kdims, kin, kout)
+    rdims, rin = _pad_reduced(rdims, rin)
+    variant = _Variant(plan.mode, len(kdims), len(rdims), plan.unroll, plan.vec, plan.unit,
+                       arg_in, pair and bool(spec["arg"]), finish,
+                       plan.local if plan.mode == "group" else 1,
+                       _compute_dtype(spec["acc_dtype"]) if plan.mode == "band" else
+                       out_dtype or spec["out_dtype"])
+    key = ("reduce", spec.key, plan, variant, index_t)
     after_out = ["pidx"] if pair else ["partial", "pidx", "counters"] if finish else []
     if not spec["arg"]:
         after_out = [r for r in after_out if r != "pidx"]
@@ -380,18 +391,11 @@ def _prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, out_ps, kout
     in_types = [None, itype] if user is None else \
         [t for _, dt, is_array in user for t in ([None, itype] if is_array else
                                                    [_scalar_type(dt)])] + [itype]
-    arg_dtypes = [itype] * (4 + len(kdims) + len(rdims)) + in_types + \
+    arg_dtypes = [itype] * (5 + len(kdims) + len(rdims)) + in_types + \
         [itype] * (len(kdims) + len(rdims)) + [None] * arg_in + \
         [None, itype, itype] + [itype] * len(kdims) + [None] * len(after_out)
-    kernel = ctx.kernels.get(key)
-    if kernel is None:
-        kernel = get_kernel(ctx, key, "reduction.cl.mako", arg_dtypes, name="reduce",
-                            kdim=len(kdims), rdim=len(rdims), mode=plan.mode,
-                            local_size=plan.local, unroll=plan.unroll, block=plan.block,
-                            unit=plan.unit, vec=plan.vec, guarded=guarded, index_t=index_t,
-                            arg_out="pair" if pair else "index", arg_in=arg_in, finish=finish,
-                            **spec)
-    head = [m, n, chunk, plan.parts, *kdims, *rdims]
+    kernel = ctx.kernels.get(key) or _kernel(ctx, key, spec, variant, index_t, arg_dtypes)
+    head = [m, n, chunk, plan.parts, plan.block, *kdims, *rdims]
     if isinstance(src_args, str):  # a temporary: buffer, offset 0
         slots, args = [(len(head), src_args)], [*head, None, 0]
     else:
@@ -419,6 +423,117 @@ def _prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, out_ps, kout
     held = ctx.kernel_args.setdefault(key, [None] * len(arg_dtypes))
     return _Launch(kernel, held, types, size, local, args, slots, tuple(roles) + writes, writes,
                    chunk)
+
+
+# Kept and reduced dimensions (after collapsing) are passed in buckets: 1, or up to
+# _DIMS padded with size-1 dimensions of stride 0 (more: their exact number), so that one
+# kernel serves every layout of a bucket. A single output passes one kept dimension of 1.
+_DIMS = 4
+
+
+def _bucket(ndim):
+    return 1 if ndim <= 1 else _DIMS if ndim <= _DIMS else ndim
+
+
+def _pad_kept(dims, *strides):
+    """Kept dims padded at the front (their index arithmetic is once per output)."""
+    pad = _bucket(len(dims)) - len(dims)
+    return [1] * pad + dims, *([0] * pad + s for s in strides)
+
+
+def _pad_reduced(dims, strides):
+    """Reduced dims padded after the outermost one: the kernel skips dims of size 1, and the
+    outermost needs no division, so a padded layout costs a branch per padding and element."""
+    pad = _bucket(len(dims)) - len(dims)
+    return dims[:1] + [1] * pad + dims[1:], strides[:1] + [0] * pad + strides[1:]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Variant:
+    """The layout parameters of one kernel of reduction.cl.mako (see there)."""
+    mode: str
+    kdim: int
+    rdim: int
+    unroll: int
+    vec: int
+    unit: bool
+    arg_in: bool
+    pair: bool
+    finish: bool
+    local: int
+    out_dtype: str
+
+    @property
+    def name(self):
+        flags = "".join(f for f, on in (("v", self.vec > 1), ("u", self.unit), ("i", self.arg_in),
+                                         ("p", self.pair), ("f", self.finish)) if on)
+        return (f"reduce_{self.mode}{self.unroll}_k{self.kdim}r{self.rdim}_{flags}"
+                f"{self.vec if self.vec > 1 else ''}_{self.local}_{self.out_dtype}")
+
+    def params(self):
+        return (self.name, self.mode, self.kdim, self.rdim, self.unroll, self.vec, self.unit,
+                self.arg_in, self.pair, self.finish, self.local, self.out_dtype)
+
+
+def _kernel(ctx, key, spec, variant, index_t, arg_dtypes):
+    """The kernel of `variant`, stored under `key`. Its program holds the variant alone, or,
+    where the driver compiles a program's kernels only when first launched (PoCL: a program
+    costs ~0.1 s to build, each kernel ~0.08 s at its first launch), every variant of the
+    spec's family: one build then serves the spec's other layouts."""
+    family = _family_of(spec.key, device_class(ctx), _group_size(ctx)) \
+        if elemwise.lazy_kernels(ctx) else ()
+    variants = family if variant in family else (variant,)
+    pkey = ("reduce", spec.key, variants, index_t)
+    program = ctx.programs.get(pkey)
+    if program is None:
+        params = {k: v for k, v in spec.items() if k != "out_dtype"}
+        program = build(ctx, render("reduction.cl.mako", variants=[v.params() for v in variants],
+                                    index_t=index_t, **params))
+        program = ctx.programs.setdefault(pkey, program)
+    kernel = cl.Kernel(program, variant.name)
+    kernel.set_scalar_arg_dtypes(arg_dtypes)
+    return ctx.kernels.setdefault(key, kernel)
+
+
+@functools.lru_cache(maxsize=1024)
+def _family_of(spec_key, cls, group_local):
+    """The variants of a reduction spec (its `key`) that share one program where kernels
+    compile lazily: those most layouts of the decompositions of `cls` need (measured on the
+    tests' layouts: a variant adds some 0.01-0.05 s to the program's build, a program of its
+    own costs 0.1-0.2 s); the others, such as the argmax/argmin stages of many parts and
+    reductions over both several kept and several reduced dimensions, are built alone."""
+    spec = dict(spec_key)
+    acc = _compute_dtype(spec["acc_dtype"])
+    out = spec["out_dtype"]
+    t = TUNING[cls]
+    found = []
+
+    def add(mode, unroll, kdim=1, rdim=1, vec=1, unit=False, finish=False, local=1, dt=out):
+        found.append(_Variant(mode, kdim, rdim, unroll, vec, unit, False, False, finish,
+                              local, dt))
+
+    shapes = ((1, 1), (_DIMS, 1), (1, _DIMS))
+    if cls == "gpu":
+        for kdim, rdim in shapes:
+            for finish in (False, True):
+                add("group", t["group_unroll"], kdim, rdim, finish=finish, local=group_local)
+            add("item", t["item_unroll"], kdim, rdim)
+        vec = _VECTOR_BYTES // np.dtype(spec["in_dtype"]).itemsize
+        if spec["in_dtype"] in _VECTOR_DTYPES and not spec["user_args"]:
+            for finish in (False, True):
+                add("group", t["group_unroll"], vec=vec, finish=finish, local=group_local)
+        first = t["item_unroll"]
+    else:
+        for kdim, rdim in shapes:
+            add("item", t["inner_unroll"], kdim, rdim)
+        add("item", t["outer_unroll"])
+        if not spec["arg"]:
+            for unit, rdim in ((True, 1), (False, 1), (False, _DIMS)):
+                add("band", 1, rdim=rdim, unit=unit, dt=acc)
+        first = t["inner_unroll"]
+    if acc != out and not spec["arg"]:  # the first of two stages writes partials
+        add("item", first, dt=acc)
+    return tuple(found)
 
 
 def _run(ctx, launch, source, bound):
@@ -866,9 +981,9 @@ def scan(a, spec, axis, out=None):
                          rows * chunks * local, n + chunk)
     index_t = "int" if reach <= _INT32_MAX else "long"
     itype = np.int32 if index_t == "int" else np.int64
-    params = dict(spec, name="scan", kdim=len(kdims), local_size=local, unroll=unroll,
-                  index_t=index_t)
-    key = ("scan", tuple(sorted(params.items())))
+    kdims, kin, kout = _pad_kept(kdims, kin, kout)
+    params = dict(spec, name="scan", local_size=local, unroll=unroll, index_t=index_t)
+    key = ("scan", tuple(sorted(params.items())), len(kdims))
     row_t = [None, itype, *[itype] * len(kdims), itype]
     k_carry, k_scan = ctx.kernels.get(key) or _build_scan(
         ctx, key, params, [[itype, itype, None], [itype] * (3 + len(kdims)) + row_t * 2 + [None]])
@@ -885,13 +1000,20 @@ def scan(a, spec, axis, out=None):
 
 
 def _build_scan(ctx, key, params, arg_dtypes):
-    """The carry and scan kernels of a scan, from one program, cached under `key`."""
-    program = build(ctx, render("scan.cl.mako", **params))
-    kernels = tuple(getattr(program, f"scan_{part}") for part in ("carry", "scan"))
+    """The carry and scan kernels of a scan (`key` ends with its row dimensions), from one
+    program, cached under `key`; where kernels compile lazily, the program holds the scan
+    kernels of both buckets of row dimensions."""
+    kdim = key[-1]
+    kdims = (1, _DIMS) if elemwise.lazy_kernels(ctx) and kdim in (1, _DIMS) else (kdim,)
+    pkey = ("scan", key[1], kdims)
+    program = ctx.programs.get(pkey)
+    if program is None:
+        program = ctx.programs.setdefault(pkey, build(ctx, render("scan.cl.mako", kdims=kdims,
+                                                                  **params)))
+    kernels = (cl.Kernel(program, "scan_carry"), cl.Kernel(program, f"scan_scan{kdim}"))
     for kernel, types in zip(kernels, arg_dtypes):
         kernel.set_scalar_arg_dtypes(types)
-    ctx.kernels[key] = kernels
-    return kernels
+    return ctx.kernels.setdefault(key, kernels)
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

@@ -167,8 +167,11 @@ class Ufunc:
         loop = _LOOPS.get(key)
         if loop is None:
             ins, statement, preamble = self._loop(storages, loops, out_dtype, out_loop, masked)
+            siblings = None if masked else _siblings(self.nin, loops, out_loop)
+            if siblings is not None and statement not in siblings.operations:
+                siblings = None
             loop = _LOOPS[key] = elemwise.Loop(ins, ((out_dtype, out_loop),), statement,
-                                               preamble=preamble)
+                                               preamble=preamble, siblings=siblings)
         return loop
 
     def _call(self, args, out, dtype, casting, where):
@@ -235,6 +238,30 @@ class Ufunc:
 
 
 _LOOPS = {}
+
+
+@functools.cache
+def _siblings(nin, loops, out_loop):
+    """The operations of every table ufunc whose loop for dtypes `loops` is theirs, giving
+    out_loop: where kernels compile lazily they share one program (a ufunc call then mostly
+    finds its kernels built; see elemwise.lazy_kernels)."""
+    operations, helpers = [], []
+    for uf in UFUNCS.values():
+        if uf.nin != nin or type(uf) is not Ufunc:
+            continue
+        try:
+            if uf.resolve(tuple(np.dtype(d) for d in loops)) != (loops, out_loop):
+                continue
+        except UnsupportedError:
+            continue
+        op = ufunc_ops.operation(uf.name, loops, loops[uf.kind_input])
+        if op is not None and op[0] not in operations:
+            operations.append(op[0])
+            helpers += [h for h in op[1] if h not in helpers]
+    preamble = render("ufunc_helpers.cl.mako", helpers=tuple(helpers)) if helpers else ""
+    return elemwise.Siblings(tuple(operations), preamble)
+
+
 # Comparisons and their mirror images (a < b is b > a).
 _FLIPPED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
             "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}

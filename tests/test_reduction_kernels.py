@@ -794,6 +794,30 @@ def test_device_class_patch_applies_to_cached_layouts(ctx, monkeypatch):
     assert "group" in {p.mode for p in recorder.plans()}, recorder.plans()
 
 
+# ================================================================ programs
+
+@pytest.mark.parametrize("lazy", [True, False], ids=["one-program", "program-per-kernel"])
+def test_programs_of_a_reductions_layouts(ctx, monkeypatch, lazy):
+    """Layouts of one reduction take few kernels (kept and reduced dimensions in buckets);
+    where kernels compile lazily one program holds them all, else each kernel is a program
+    of its own (elemwise.lazy_kernels decides; patched here both ways)."""
+    monkeypatch.setattr(reduction, "device_class", lambda c: "cpu")
+    monkeypatch.setattr(reduction.elemwise, "lazy_kernels", lambda c: lazy)
+    for name in ("kernels", "programs", "plans", "kernel_args"):
+        monkeypatch.setattr(ctx, name, {})
+    h = _floats((6, 5, 7, 3), 80)
+    x = ga.asarray(h, context=ctx)
+    # work-items over the inner axis: 1 kept, 1 reduced dim; 1 and 3 (bucket 4); 3 and 1;
+    # row bands over the outer axis
+    for view, axis in ((np.s_[:], 3), (np.s_[:, ::2], None), (np.s_[:, ::2], 3), (np.s_[:], 0)):
+        expected = h[view].astype(np.float64).sum(axis=axis).astype(np.float32)
+        _check(ga.sum(x[view], axis=axis), expected, 2e-5)
+    variants = {key[3] for key in ctx.kernels if key[0] == "reduce"}
+    assert {(v.mode, v.kdim, v.rdim) for v in variants} == {
+        ("item", 1, 1), ("item", 1, 4), ("item", 4, 1), ("band", 1, 1)}, variants
+    assert len(ctx.programs) == (1 if lazy else 4), list(ctx.programs)
+
+
 # ================================================================ where= and initial=
 
 def _masks(shape, seed):

@@ -1,10 +1,12 @@
 """Ufuncs against numpy (the oracle): every ufunc x dtype x shape x layout, edge values,
 promotion, out=/dtype=/casting=/where=, operators, numpy dispatch and the ufunc-like helpers.
 
-Kernel builds dominate the cost (one per ufunc, operand dtypes and number of collapsed
-dimensions), so the layout cases are chosen to need only two kernels per ufunc loop: the
-contiguous ones (0-d, 1-d, offset 1-d) collapse to the flat kernel, and every strided case
-(F order, negative steps, offset 3-d views, broadcasting, mixed) keeps three dimensions.
+Kernel compiles dominate the cost (one per ufunc, operand dtypes and number of collapsed
+dimensions; on PoCL one program build serves every ufunc of a loop signature, see
+test_sibling_ufuncs_share_one_program), so the layout cases are chosen to need only two
+kernels per ufunc loop: the contiguous ones (0-d, 1-d, offset 1-d) collapse to the flat
+kernel, and every strided case (F order, negative steps, offset 3-d views, broadcasting,
+mixed) keeps three dimensions.
 """
 
 import functools
@@ -1088,6 +1090,22 @@ def test_where_function(ctx):
 # ------------------------------------------------------------------ kernel sharing
 
 
+@pytest.mark.parametrize("lazy", [True, False], ids=["one-program", "program-per-kernel"])
+def test_sibling_ufuncs_share_one_program(ctx, monkeypatch, lazy):
+    """Where kernels compile lazily, the ufuncs of one loop signature share one program of
+    every layout (add, subtract, multiply of uint16 arrays, flat and strided); else each
+    kernel is a program of its own (elemwise.lazy_kernels decides; patched both ways)."""
+    monkeypatch.setattr(elemwise, "lazy_kernels", lambda c: lazy)
+    for name in ("kernels", "programs", "plans", "kernel_args"):
+        monkeypatch.setattr(ctx, name, {})
+    h = (np.arange(60) * 977 % 65536).astype(np.uint16).reshape(3, 4, 5)
+    x = ga.asarray(h, context=ctx)
+    for name in ("add", "subtract", "multiply"):
+        for view in (np.s_[:], np.s_[::-1, :, ::2]):
+            assert_like(_ga_func(name)(x[view], x[view]), _np_func(name)(h[view], h[view]))
+    assert len(ctx.programs) == (1 if lazy else 6), list(ctx.programs)
+
+
 def test_scalars_share_one_kernel(ctx):
     x = ga.asarray(np.arange(7, dtype=np.float32) * 1.25, context=ctx)
     x + 1
@@ -1126,8 +1144,8 @@ def test_float64_result_on_device_without_fp64(ctx, monkeypatch):
     x = ga.asarray(np.arange(4, dtype=np.int32), context=ctx)
     f = ga.asarray(np.arange(4, dtype=np.float32), context=ctx)
     monkeypatch.setattr(type(ctx), "fp64", property(lambda self: False))
-    for uf in (ga.sqrt, ga.add):  # the capability is checked when a call pattern is first seen
-        monkeypatch.setattr(uf, "_fast", {})
+    # the capability is checked when a call pattern is first seen
+    monkeypatch.setattr(ctx, "ufunc_calls", {})
     with pytest.raises(ga.errors.UnsupportedError, match="float64"):
         ga.sqrt(x)
     with pytest.raises(ga.errors.UnsupportedError, match="float64"):

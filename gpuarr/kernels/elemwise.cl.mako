@@ -1,6 +1,8 @@
-## One elementwise kernel: outputs = operation(inputs), one element per work-item.
+## Elementwise kernels over the same operands: outputs = operation(inputs), one element per
+## work-item; a kernel per (operation, layout variant).
 ## Inputs:
-##   name          kernel name
+##   variants      (name, ndim, per_item, guarded, operation) of each kernel:
+##   name          its name
 ##   ins           tuple of (storage dtype, loop dtype, is_scalar) per input; array inputs
 ##                 are converted from storage to loop dtype on load, scalars arrive as
 ##                 kernel arguments already in the loop dtype's compute type
@@ -16,8 +18,9 @@
 ##   guarded       False for the bulk launch on CPUs, which covers whole work-groups only
 ##   raw           True for user kernels: outputs are bare pointers out<k>_p indexed by
 ##                 out<k>_i in the operation, with no local variable and no store
-## Defines: __kernel void ${name}(ga_n, [ga_dims], per array operand: ptr, offset, [strides],
-##          ...); internal names start with ga_ so the operation's names cannot clash
+## Defines: __kernel void <name>(ga_n, [ga_dims], per array operand: ptr, offset, [strides],
+##          ...) per variant; internal names start with ga_ so the operation's names cannot
+##          clash
 <%! import gpuarr.kernels.cltypes as t %>\
 ${t.fp64_pragma([d for d, _, _ in ins] + [l for _, l, _ in ins] + [d for d, _ in outs] + [l for _, l in outs] + [d for d, _ in scalar_args])}
 // numpy rounds every operation: no contraction of a*b+c into fma.
@@ -27,6 +30,10 @@ ${preamble}
     arrays = [('in%d' % k, d) for k, (d, _, s) in enumerate(ins) if not s] + \
              [('out%d' % k, d) for k, (d, _) in enumerate(outs)]
 %>\
+% for v in variants:
+${kernel(*v)}\
+% endfor
+<%def name="kernel(name, ndim, per_item, guarded, operation)">\
 __kernel void ${name}(
     const ${index_t} ga_n
 % for d in range(ndim):
@@ -59,7 +66,7 @@ ${loads(j, 'ga_g + %d * ga_G' % j, '        ')}\
 % for j in range(per_item):
         {
             const ${index_t} i = ga_g + ${j} * ga_G;
-${element(j, '            ')}\
+${element(j, '            ', operation)}\
         }
 % endfor
     } else {
@@ -68,7 +75,7 @@ ${element(j, '            ')}\
             const ${index_t} i = ga_g + ${j} * ga_G;
             if (i < ga_n) {
 ${loads(j, 'i', '                ')}\
-${element(j, '                ')}\
+${element(j, '                ', operation)}\
             }
         }
 % endfor
@@ -102,10 +109,11 @@ ${loads(0, 'i', '    ')}\
 % endif
 % endfor
 % endif
-${element(0, '    ')}\
+${element(0, '    ', operation)}\
     }
 % endif
 }
+</%def>\
 ## Element j of a work-item at flat index `at`: index variables and input values.
 <%def name="loads(j, at, pad)">\
 % for var, _ in arrays:
@@ -118,7 +126,7 @@ ${pad}const ${t.ctype(ldt)} in${k}_${j} = ${t.convert(dt, ldt, t.load(dt, 'in%d_
 % endfor
 </%def>\
 ## The operation on element j, and the stores of its outputs.
-<%def name="element(j, pad)">\
+<%def name="element(j, pad, operation)">\
 <% sfx = '' if j == 0 else '_%d' % j %>\
 % for var, _ in arrays:
 % if j:

@@ -1,8 +1,8 @@
-## One reduction kernel: part p of output o = reduce over its slice of k of map(in[o, k]).
+## One program of reduction kernels for one operation: part p of output o = reduce over its
+## slice of k of map(in[o, k]), one kernel per layout variant (see `variants`).
 ## Deterministic: the order of combination depends only on the parameters below.
-## Inputs:
-##   name        kernel name
-##   in_dtype    storage dtype of the input; acc_dtype the accumulator's; out_dtype the output's
+## Inputs (the operation, shared by the variants):
+##   in_dtype    storage dtype of the input; acc_dtype the accumulator's
 ##   map_expr    OpenCL expression of the loaded value `v` (in in_dtype's compute type), of
 ##               dtype map_dtype, converted to the accumulator
 ##   user_args   None, or the user's arguments (ReductionKernel) as (name, dtype, is_array):
@@ -11,9 +11,17 @@
 ##               as ga_load_x(i)
 ##   reduce_expr OpenCL expression combining accumulators `a` and `b`
 ##   neutral     OpenCL expression of the neutral element
-##   preamble    OpenCL text placed before the kernel (user helpers)
-##   kdim        collapsed kept (output) dimensions, 0 for a single output
-##   rdim        collapsed reduced dimensions (>= 1)
+##   preamble    OpenCL text placed before the kernels (user helpers)
+##   index_t     'int' or 'long'
+##   arg         None, or 'max'/'min': track the index of the extremum (argmax/argmin)
+##   variants    one kernel each: (name, mode, kdim, rdim, unroll, vec, unit, arg_in, pair,
+##               finish, local_size, out_dtype):
+##   name        kernel name
+##   kdim        kept (output) dimensions passed, >= 1 (a single output: one of size 1);
+##               above 1 they may hold padding of size 1 (stride 0), which is skipped
+##   rdim        reduced dimensions passed (>= 1); above 1 they may hold padding of size 1
+##               (stride 0), which the address arithmetic skips: the caller puts it after
+##               the outermost dimension, so that padding costs a uniform branch per element
 ##   mode        how the work is laid out; part p of output o is (o, p) with o fastest:
 ##               'group' a work-group per (o, p): its local_size work-items stride over the
 ##                       slice, `unroll` loads at a time, then a tree in local memory (reduced
@@ -21,41 +29,35 @@
 ##               'item'  a work-item per (o, p) with `unroll` accumulators over consecutive k
 ##                       (reduced axis inner on a CPU: the compiler vectorises the unrolled
 ##                       body; reduced axis outer on a GPU: neighbouring work-items read
-##                       neighbouring addresses);
-##               'band'  a work-item per (block of `block` outputs, p), kdim == 1, walking k
+##                       neighbouring addresses); work-items past the last (o, p) return
+##               'band'  a work-item per (block of ga_block outputs, p), kdim == 1, walking k
 ##                       and accumulating its block's row in the output (reduced axis outer on
 ##                       a CPU: a contiguous row at a time, as numpy does)
-##   local_size  the work-group size
 ##   unroll      independent loads (group) or accumulators (item) per step
 ##   vec         group mode: load `vec` elements at once (1: scalar loads); only where every
 ##               slice is contiguous and starts at a multiple of vec elements
-##   block       outputs per work-item in band mode
 ##   unit        band mode: the kept strides of input and output are 1 (the compiler then
 ##               vectorises the row loop)
-##   guarded     item mode: the launch has more work-items than (o, p) pairs
-##   index_t     'int' or 'long'
-##   arg         None, or 'max'/'min': track the index of the extremum (argmax/argmin)
 ##   arg_in      the indices come from an input (a second stage) instead of k
-##   arg_out     'index' (store the index, int64) or 'pair' (store value and index: a first
-##               stage)
+##   pair        with arg: store value and index (a first stage), else the index (int64)
 ##   finish      group mode with ga_parts > 1: the groups of an output also write their
 ##               partials (part_p, part_idx) and count themselves in counters[o] (zero
 ##               before, zero after); the last one reduces the partials into the output, so
 ##               one launch does both stages
+##   local_size  the work-group size (group mode)
+##   out_dtype   the output's dtype (band mode and pairs store the accumulator)
 ## Arguments: ga_m (outputs), ga_n (reduced elements per output), ga_chunk (per part),
-## ga_parts, [ga_kdims], [ga_rdims], the input (in pointer + offset, or the user's
+## ga_parts, ga_block, [ga_kdims], [ga_rdims], the input (in pointer + offset, or the user's
 ## arguments), [kept strides], [reduced strides], [index input pointer], out pointer + offset +
-## part stride + [kept strides], [index output pointer].
-## Defines: __kernel void ${name}(...)
+## part stride + [kept strides], [index output pointer], [partials, indices, counters].
+## Defines: __kernel void <name>(...) per variant
 <%! import gpuarr.kernels.cltypes as t %>\
 <%
     A = t.ctype(acc_dtype)
     I = index_t
     S = 'const ' + index_t
-    pair = arg and arg_out == 'pair'
-    out_t = A if mode == 'band' or pair else t.storage(out_dtype)
 %>\
-${t.fp64_pragma([in_dtype, acc_dtype, out_dtype, map_dtype])}
+${t.fp64_pragma([in_dtype, acc_dtype, map_dtype] + [v[-1] for v in variants])}
 #pragma OPENCL FP_CONTRACT OFF
 ${preamble}
 % if user_args is None:
@@ -111,7 +113,8 @@ inline int ga_better(${A} bv, long bi, ${A} av, long ai) {
 }
 #define GA_COMBINE(acc, idx, w, wi) if (ga_better((w), (wi), (acc), (idx))) { acc = (w); idx = (wi); }
 ## A work-item's own elements come in increasing k: a later one wins only if strictly better,
-## a test the compiler can turn into selects (vectorised on CPUs).
+## a test the compiler can turn into selects (vectorised on CPUs). Indices read from an input
+## (arg_in) combine with GA_COMBINE instead.
 inline int ga_later_better(${A} w, ${A} acc, long idx) {
 % if acc_dtype.startswith('complex'):
     const int wn = isnan(w.s0) || isnan(w.s1), an = isnan(acc.s0) || isnan(acc.s1);
@@ -122,20 +125,38 @@ inline int ga_later_better(${A} w, ${A} acc, long idx) {
     return idx < 0 || w ${cmp} acc;
 % endif
 }
-% if arg_in:
-#define GA_COMBINE_SEQ GA_COMBINE
-% else:
 #define GA_COMBINE_SEQ(acc, idx, w, wi) { const int t_ = ga_later_better((w), (acc), (idx)); acc = t_ ? (w) : (acc); idx = t_ ? (long)(wi) : (idx); }
-% endif
 % else:
 inline ${A} ga_reduce(${A} a, ${A} b) { return ${reduce_expr}; }
 % endif
+% for rdim in sorted({v[3] for v in variants} - {1}):
 
+inline ${I} ga_reduced_at${rdim}(${I} at, ${I} rem\
+% for d in range(rdim):
+, ${S} dim${d}, ${S} stride${d}\
+% endfor
+) {
+% for d in range(rdim - 1, 0, -1):
+    if (dim${d} != 1) { at += (rem % dim${d}) * stride${d}; rem /= dim${d}; }
+% endfor
+    return at + rem * stride0;
+}
+% endfor
+% for v in variants:
+
+${kernel(*v)}\
+% endfor
+<%def name="kernel(name, mode, kdim, rdim, unroll, vec, unit, arg_in, pair, finish, local_size, out_dtype)">\
+<%
+    pair = arg and pair
+    out_t = A if mode == 'band' or pair else t.storage(out_dtype)
+    seq = 'GA_COMBINE' if arg_in else 'GA_COMBINE_SEQ'
+%>\
 <%def name="address(k)">\
 % if rdim == 1:
 in_base + (${k}) * in_rs0\
 % else:
-ga_reduced_at(in_base, (${k})\
+ga_reduced_at${rdim}(in_base, (${k})\
 % for d in range(rdim):
 , ga_rdim${d}, in_rs${d}\
 % endfor
@@ -164,21 +185,16 @@ ga_reduced_at(in_base, (${k})\
     idx = pidx[0];
 % endif
 </%def>\
-% if rdim > 1:
-inline ${I} ga_reduced_at(${I} at, ${I} rem\
-% for d in range(rdim):
-, ${S} dim${d}, ${S} stride${d}\
-% endfor
-) {
-% for d in range(rdim - 1, 0, -1):
-    at += (rem % dim${d}) * stride${d}; rem /= dim${d};
-% endfor
-    return at + rem * stride0;
-}
+<%def name="take(acc, idx, k)">\
+% if arg:
+        { const ${I} at = ${address(k)};
+          ${seq}(${acc}, ${idx}, GA_ELEMENT(at), ${'iidx_p[at]' if arg_in else '(long)(' + k + ')'}) }
+% else:
+        ${acc} = ga_reduce(${acc}, GA_ELEMENT((${address(k)})));
 % endif
-
+</%def>\
 __kernel void ${name}(
-    ${S} ga_m, ${S} ga_n, ${S} ga_chunk, ${S} ga_parts
+    ${S} ga_m, ${S} ga_n, ${S} ga_chunk, ${S} ga_parts, ${S} ga_block
 % for d in range(kdim):
     , ${S} ga_kdim${d}
 % endfor
@@ -226,12 +242,10 @@ __kernel void ${name}(
     const ${I} g = (${I})get_group_id(0), lid = (${I})get_local_id(0);
 % elif mode == 'item':
     const ${I} g = (${I})get_global_id(0);
-% if guarded:
     if (g >= ga_m * ga_parts) return;
-% endif
 % else:
-    const ${I} o0 = (${I})get_global_id(0) * ${block}, p = (${I})get_global_id(1);
-    const ${I} o1 = min(o0 + ${block}, ga_m);
+    const ${I} o0 = (${I})get_global_id(0) * ga_block, p = (${I})get_global_id(1);
+    const ${I} o1 = min(o0 + ga_block, ga_m);
 % endif
 % if mode != 'band':
     const ${I} o = g % ga_m, p = g / ga_m;
@@ -253,23 +267,17 @@ __kernel void ${name}(
     ${I} in_base = in_off, out_i = out_off + p * out_ps;
 % if kdim == 1:
     in_base += o * in_ks0; out_i += o * out_ks0;
-% elif kdim:
+% else:
     {
         ${I} rem = o, c;
 % for d in range(kdim - 1, -1, -1):
-        c = rem % ga_kdim${d}; rem /= ga_kdim${d};
-        in_base += c * in_ks${d}; out_i += c * out_ks${d};
+        if (ga_kdim${d} != 1) {
+            c = rem % ga_kdim${d}; rem /= ga_kdim${d};
+            in_base += c * in_ks${d}; out_i += c * out_ks${d};
+        }
 % endfor
     }
 % endif
-<%def name="take(acc, idx, k)">\
-% if arg:
-        { const ${I} at = ${address(k)};
-          GA_COMBINE_SEQ(${acc}, ${idx}, GA_ELEMENT(at), ${'iidx_p[at]' if arg_in else '(long)(' + k + ')'}) }
-% else:
-        ${acc} = ga_reduce(${acc}, GA_ELEMENT((${address(k)})));
-% endif
-</%def>\
 % if mode == 'group':
     ${A} acc = ${neutral};
     long idx = -1;
@@ -317,7 +325,7 @@ __kernel void ${name}(
 % endfor
 % for j in range(unroll):
 % if arg:
-        GA_COMBINE_SEQ(acc, idx, w${j}, ${'iidx_p[at' + str(j) + ']' if arg_in else '(long)(k + ' + str(j * local_size) + ')'})
+        ${seq}(acc, idx, w${j}, ${'iidx_p[at' + str(j) + ']' if arg_in else '(long)(k + ' + str(j * local_size) + ')'})
 % else:
         acc = ga_reduce(acc, w${j});
 % endif
@@ -398,3 +406,4 @@ ${take('acc0', 'idx0', 'k')}\
 % endif
 % endif
 }
+</%def>\

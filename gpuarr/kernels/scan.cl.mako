@@ -2,16 +2,17 @@
 ## in chunks; the reduction kernel first writes each chunk's total to totals[c * rows + r],
 ## then:
 ##   ${name}_carry   a work-item per row: exclusive scan of its chunk totals, in place
-##   ${name}_scan    a work-group per (row r, chunk c), o = r fastest: the chunk in blocks of
+##   ${name}_scan<kdim>  (one per kdim) a work-group per (row r, chunk c), o = r fastest:
+##                   the chunk in blocks of
 ##                   local_size * unroll elements: coalesced loads into local memory, a serial
 ##                   scan of `unroll` consecutive elements per work-item, a Hillis-Steele scan
 ##                   of the work-items' totals, coalesced stores; starting from the carry
 ## Every element is read twice and written once; the work is O(n).
 ## Inputs: in_dtype, acc_dtype, out_dtype; op_expr combines accumulators a and b; neutral;
 ##   preamble (user helpers); exclusive (element k gets the scan of elements before it);
-##   kdim collapsed row dimensions (0: one row); local_size (power of two); unroll;
-##   index_t.
-## Arguments of _scan: ga_rows, ga_n (row length), ga_chunk, [ga_kdims], in pointer + offset
+##   kdims: the numbers of row dimensions passed, a scan kernel each (>= 1; the caller may pad
+##   them with size 1, stride 0); local_size (power of two); unroll; index_t.
+## Arguments of _scan<kdim>: ga_rows, ga_n (row length), ga_chunk, [ga_kdims], in pointer + offset
 ##   + [row strides] + step, out pointer + offset + [row strides] + step, totals pointer.
 <%! import gpuarr.kernels.cltypes as t %>\
 <%
@@ -40,18 +41,22 @@ __kernel void ${name}_carry(${S} ga_rows, ${S} ga_chunks, __global ${A} *totals)
     }
 }
 
-<%def name="row_base(var)">\
+<%def name="row_base(var, kdim)">\
     ${I} ${var}_base = ${var}_off;
-% if kdim:
+% if kdim == 1:
+    ${var}_base += r * ${var}_ks0;
+% else:
     {
         ${I} rem = r, c;
 % for d in range(kdim - 1, -1, -1):
-        c = rem % ga_kdim${d}; rem /= ga_kdim${d}; ${var}_base += c * ${var}_ks${d};
+        if (ga_kdim${d} != 1) { c = rem % ga_kdim${d}; rem /= ga_kdim${d}; ${var}_base += c * ${var}_ks${d}; }
 % endfor
     }
 % endif
 </%def>\
-__kernel void ${name}_scan(
+% for kdim in kdims:
+
+__kernel void ${name}_scan${kdim}(
     ${S} ga_rows, ${S} ga_n, ${S} ga_chunk
 % for d in range(kdim):
     , ${S} ga_kdim${d}
@@ -67,8 +72,8 @@ __kernel void ${name}_scan(
 {
     const ${I} g = (${I})get_group_id(0), lid = (${I})get_local_id(0);
     const ${I} r = g % ga_rows, chunk = g / ga_rows;
-${row_base('in')}\
-${row_base('out')}\
+${row_base('in', kdim)}\
+${row_base('out', kdim)}\
     const ${I} begin = chunk * ga_chunk, end = min(begin + ga_chunk, ga_n);
     __local ${A} block[GA_PAD(${L * U})];
     __local ${A} item_total[${L}];
@@ -123,3 +128,4 @@ ${row_base('out')}\
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
+% endfor
