@@ -62,19 +62,26 @@ def cross_platform_pair():
 
 @contextlib.contextmanager
 def using_flags(text, rc_path=None):
-    """Run a block with GPUARR_FLAGS=text (and GPUARRRC) and no contexts opened yet."""
+    """Run a block with GPUARR_FLAGS=text (and GPUARRRC) and no contexts opened yet; the
+    contexts open before (the session's `ctx`) are the ones open after."""
     env = {"GPUARR_FLAGS": text}
     if rc_path is not None:
         env["GPUARRRC"] = str(rc_path)
     else:
         env["GPUARRRC"] = os.devnull
     saved = config.flags
+    opened = [dict(d) for d in (context._by_device, context._by_name, context._cl_contexts)]
+    devices = context._devices
     context._reset()
     config.reload(env)
     try:
         yield config.flags
     finally:
         context._reset()
+        for registry, entries in zip((context._by_device, context._by_name,
+                                      context._cl_contexts), opened):
+            registry.update(entries)
+        context._devices = devices
         config.flags = saved
 
 

@@ -116,10 +116,6 @@ def test_released_context_is_freed_and_made_again():
         assert ga.get_context("released") is again
 
 
-@pytest.mark.xfail(strict=True, reason="gpuarr.reduction._COUNTERS, a WeakKeyDictionary whose "
-                   "values (arrays of the context) keep its keys alive: a context that ran a "
-                   "one-launch GPU reduction is never freed (reported; reduction.py is the "
-                   "reduction helper's)")
 def test_released_context_is_freed_after_gpu_reductions(monkeypatch):
     monkeypatch.setattr(reduction, "device_class", lambda ctx: "gpu")
     with using_flags("print_active_device=False"):
