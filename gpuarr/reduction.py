@@ -755,7 +755,7 @@ def _arg_extremum(op):
         a = _as_array(a)
         if isinstance(axis, tuple | list):
             raise ArgumentError(f"{op} takes a single axis or None, not {axis!r}")
-        if a.size == 0:
+        if a.size == 0 and (axis is None or 0 in (a.shape[i] for i in _axes(axis, a.ndim))):
             raise ArgumentError(f"attempt to get {op} of an empty sequence")
         acc = np.float32 if a.dtype == np.float16 else a.dtype
         result = reduce(a, op, axis, acc, np.int64, keepdims, out)
