@@ -60,6 +60,23 @@ def cross_platform_pair():
     return None
 
 
+def view_index(shape, steps, starts):
+    """The index (slices, then Ellipsis, so a view even when 0-d) cutting a view of `shape`
+    out of a parent of shape start + n * |step| + 1 per axis: `steps` per axis (negative:
+    reversed), `starts` the offsets."""
+    index = []
+    for n, step, start in zip(shape, steps, starts):
+        if n == 0:
+            index.append(slice(start, start, step))
+        elif step > 0:
+            index.append(slice(start, start + n * step, step))
+        else:
+            first = start + (n - 1) * -step
+            stop = first + n * step
+            index.append(slice(first, None if stop < 0 else stop, step))
+    return (*index, Ellipsis)
+
+
 @contextlib.contextmanager
 def using_flags(text, rc_path=None):
     """Run a block with GPUARR_FLAGS=text (and GPUARRRC) and no contexts opened yet; the

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import view_index
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -51,16 +52,7 @@ def views(draw, shape, dtype):
     parent = draw(hnp.arrays(dtype, parent_shape, elements=_elements(dtype)))
     if len(shape) > 1 and draw(st.booleans()):
         parent = np.asfortranarray(parent)
-    index = []
-    for n, sp, st_ in zip(shape, steps, starts):
-        if n == 0:
-            index.append(slice(st_, st_, sp))
-        elif sp > 0:
-            index.append(slice(st_, st_ + n * sp, sp))
-        else:
-            first = st_ + (n - 1) * -sp
-            index.append(slice(first, None if first + n * sp < 0 else first + n * sp, sp))
-    index = (*index, Ellipsis)  # a view even when 0-d
+    index = view_index(shape, steps, starts)
     view = parent[index]
     assert view.shape == tuple(shape)
     return view, parent, index

@@ -21,6 +21,7 @@ NaN equals NaN (any payload); infinities must match exactly.
 import math
 
 import numpy as np
+from conftest import view_index
 from hypothesis import settings
 from hypothesis import strategies as st
 
@@ -128,17 +129,7 @@ def layouts(draw, shape, dtype, ctx, **kinds):
     parent = host_array(draw, dtype, parent_shape, **kinds)
     if len(shape) > 1 and draw(st.integers(0, 3)) == 0:
         parent = np.asfortranarray(parent)
-    index = []
-    for n, p, s in zip(shape, steps, starts):
-        if n == 0:
-            index.append(slice(s, s, p))
-        elif p > 0:
-            index.append(slice(s, s + n * p, p))
-        else:
-            first = s + (n - 1) * -p
-            stop = first + n * p
-            index.append(slice(first, None if stop < 0 else stop, p))
-    index = (*index, Ellipsis)  # a view, even when 0-d
+    index = view_index(shape, steps, starts)
     host = parent[index]
     assert host.shape == tuple(shape), (host.shape, shape)
     return host, ga.asarray(parent, context=ctx)[index]
