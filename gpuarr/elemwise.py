@@ -23,7 +23,7 @@ from .errors import (
     KernelBuildError,
     ShapeError,
 )
-from .kernels import build, render
+from .kernels import get_program, kernel_from
 
 _INT32_MAX = 2**31 - 1
 
@@ -189,24 +189,21 @@ def _kernel(ctx, key, loop, variant, index_t, arg_dtypes):
     for operations, preamble in groups:
         pkey = ("elemwise", loop.ins, loop.outs, loop.scalar_args, loop.raw, operations,
                 preamble, layouts, index_t)
-        program = ctx.programs.get(pkey, False)
-        if program is False:
-            source = render("elemwise.cl.mako", ins=loop.ins, outs=loop.outs,
-                            scalar_args=loop.scalar_args, index_t=index_t, preamble=preamble,
-                            raw=loop.raw, variants=[(_name(j, *v), *v, op) for j, op in
-                                                    enumerate(operations) for v in layouts])
-            try:
-                program = build(ctx, source)
-            except KernelBuildError:
-                if len(operations) == 1:
-                    raise
-                program = None
-            program = ctx.programs.setdefault(pkey, program)
-        if program is not None:
+        if pkey in ctx.programs and ctx.programs[pkey] is None:
+            continue  # the siblings' program failed to build before
+        try:
+            program = get_program(
+                ctx, pkey, "elemwise.cl.mako", ins=loop.ins, outs=loop.outs,
+                scalar_args=loop.scalar_args, index_t=index_t, preamble=preamble, raw=loop.raw,
+                variants=[(_name(j, *v), *v, op) for j, op in enumerate(operations)
+                          for v in layouts])
             break
-    kernel = cl.Kernel(program, _name(operations.index(loop.operation), *variant))
-    kernel.set_scalar_arg_dtypes(arg_dtypes)
-    return ctx.kernels.setdefault(key, kernel)
+        except KernelBuildError:
+            if len(operations) == 1:
+                raise
+            ctx.programs[pkey] = None
+    return kernel_from(ctx, key, program, _name(operations.index(loop.operation), *variant),
+                       arg_dtypes)
 
 
 def _name(op, ndim, per_item, guarded):

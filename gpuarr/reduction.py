@@ -37,7 +37,7 @@ from .array import (
     zeros,
 )
 from .errors import ArgumentError, ArgumentTypeError, ContextMismatch, ShapeError, UnsupportedError
-from .kernels import build, render
+from .kernels import get_program, kernel_from, render
 from .ufuncs import UFUNCS
 from .ufuncs import where as ufunc_where
 
@@ -483,16 +483,10 @@ def _kernel(ctx, key, spec, variant, index_t, arg_dtypes):
     family = _family_of(spec.key, device_class(ctx), _group_size(ctx)) \
         if elemwise.lazy_kernels(ctx) else ()
     variants = family if variant in family else (variant,)
-    pkey = ("reduce", spec.key, variants, index_t)
-    program = ctx.programs.get(pkey)
-    if program is None:
-        params = {k: v for k, v in spec.items() if k != "out_dtype"}
-        program = build(ctx, render("reduction.cl.mako", variants=[v.params() for v in variants],
-                                    index_t=index_t, **params))
-        program = ctx.programs.setdefault(pkey, program)
-    kernel = cl.Kernel(program, variant.name)
-    kernel.set_scalar_arg_dtypes(arg_dtypes)
-    return ctx.kernels.setdefault(key, kernel)
+    params = {k: v for k, v in spec.items() if k != "out_dtype"}
+    program = get_program(ctx, ("reduce", spec.key, variants, index_t), "reduction.cl.mako",
+                          variants=[v.params() for v in variants], index_t=index_t, **params)
+    return kernel_from(ctx, key, program, variant.name, arg_dtypes)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -1005,11 +999,7 @@ def _build_scan(ctx, key, params, arg_dtypes):
     kernels of both buckets of row dimensions."""
     kdim = key[-1]
     kdims = (1, _DIMS) if elemwise.lazy_kernels(ctx) and kdim in (1, _DIMS) else (kdim,)
-    pkey = ("scan", key[1], kdims)
-    program = ctx.programs.get(pkey)
-    if program is None:
-        program = ctx.programs.setdefault(pkey, build(ctx, render("scan.cl.mako", kdims=kdims,
-                                                                  **params)))
+    program = get_program(ctx, ("scan", key[1], kdims), "scan.cl.mako", kdims=kdims, **params)
     kernels = (cl.Kernel(program, "scan_carry"), cl.Kernel(program, f"scan_scan{kdim}"))
     for kernel, types in zip(kernels, arg_dtypes):
         kernel.set_scalar_arg_dtypes(types)

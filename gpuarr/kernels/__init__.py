@@ -70,6 +70,24 @@ def _build_log(program, context):
         return f"(unavailable: {e})"
 
 
+def get_program(context, key, template, **params):
+    """The program cached under `key` on `context` (one program may define several kernels),
+    rendered from `template` and built on first use."""
+    program = context.programs.get(key)
+    if program is None:
+        program = context.programs.setdefault(key, build(context, render(template, **params)))
+    return program
+
+
+def kernel_from(context, key, program, name, scalar_arg_dtypes):
+    """Kernel `name` of `program`, cached under `key` on `context`. Threads that built it at
+    once all take the first one stored: the arguments a kernel holds are tracked per key
+    (context.kernel_args)."""
+    kernel = cl.Kernel(program, name)
+    kernel.set_scalar_arg_dtypes(scalar_arg_dtypes)
+    return context.kernels.setdefault(key, kernel)
+
+
 def get_kernel(context, key, template, scalar_arg_dtypes, **params):
     """The `cl.Kernel` cached under `key` on `context`, rendered and built on first use.
 
@@ -79,10 +97,6 @@ def get_kernel(context, key, template, scalar_arg_dtypes, **params):
     """
     kernel = context.kernels.get(key)
     if kernel is None:
-        source = render(template, **params)
-        kernel = getattr(build(context, source), params["name"])
-        kernel.set_scalar_arg_dtypes(scalar_arg_dtypes)
-        # Threads that built the same kernel at once all take the first one stored: the
-        # arguments a kernel holds are tracked per key (context.kernel_args).
-        kernel = context.kernels.setdefault(key, kernel)
+        program = build(context, render(template, **params))
+        kernel = kernel_from(context, key, program, params["name"], scalar_arg_dtypes)
     return kernel
