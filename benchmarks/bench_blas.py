@@ -1,6 +1,7 @@
 """GEMM and friends: gpuarr beside numpy and cupy (and CLBlast through gpuarr's flag
 blas_backend=clblast where libclblast loads; the tensor-core precisions where they run), in
-TFLOP/s or GB/s: square products (sizes by device class), tall-skinny, x.T @ x, gemv, batched.
+TFLOP/s or GB/s: square products (float32 and float64, sizes by device class), tall-skinny,
+x.T @ x, gemv, batched.
 
     pytest benchmarks/bench_blas.py [--bench-size=quick] [--bench-devices=cl0:0]
     python benchmarks/bench_blas.py [--device cl:nvidia] [--sizes 1024,2048]

@@ -70,20 +70,22 @@ GEMM_SPACE["nvidia"] = GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu
 # tensor cores; "3xtf32", "tf32": float32, see the gemm_precision flag), then by the least
 # compute capability (major) an entry needs: mma shape, work-group tile bm x bn, k step bk,
 # warps wm x wn, global -> local copy ("regs" or "async" with `stages` buffers), tile order
-# (group_m, see the template). Used for products with m >= bm and n >= bn where the entry's
-# probe passed on the device. Picked by a sweep of these parameters on an H100 (square
-# row-major products, 4096/8192, TFLOP/s; `python -m gpuarr tune` does not search them yet):
-# f64 47.5/46.7 (128 x 128 tiles, k steps of 16, async copies: 28-45; 48 KiB of local
-# memory bounds the tile), 3xtf32 56.8/58.7 (others 29-56), tf32 129/138 (async 100-125).
+# (group_m), local layout (swizzle) and fragment pipelining (see the template). Used for
+# products with m >= bm and n >= bn where the entry's probe passed on the device. Picked by
+# sweeps of these parameters on an H100 (square row-major products, 4096/8192, TFLOP/s, one
+# run each; `python -m gpuarr tune` does not search them yet): f64 52.4/51.0 (the unpipelined
+# 64 x 128 tile before it: 46.6/44.3 in the same run; async copies 47-50; bk=16 tiles need
+# all 48 KiB of local memory and spill registers), tf32 146/158 (128 x 128 x 16: 134/140;
+# async 104-127), 3xtf32 56.8/58.7 (pipelined: 52-53, it spills registers).
 MMA_TILES = {
-    "f64": {9: dict(shape="m16n8k8", bm=64, bn=128, bk=8, wm=2, wn=2, copy="regs", stages=2,
-                    group_m=16),
+    "f64": {9: dict(shape="m16n8k8", bm=128, bn=128, bk=8, wm=2, wn=4, copy="regs", stages=2,
+                    group_m=16, swizzle=True, pipeline=True),
             8: dict(shape="m8n8k4", bm=128, bn=128, bk=8, wm=2, wn=4, copy="regs", stages=2,
-                    group_m=0)},
+                    group_m=0, swizzle=False, pipeline=False)},
     "3xtf32": {8: dict(shape="m16n8k8", bm=128, bn=128, bk=8, wm=2, wn=2, copy="regs",
-                       stages=2, group_m=8)},
-    "tf32": {8: dict(shape="m16n8k8", bm=128, bn=128, bk=16, wm=2, wn=2, copy="regs",
-                     stages=2, group_m=8)},
+                       stages=2, group_m=8, swizzle=False, pipeline=False)},
+    "tf32": {8: dict(shape="m16n8k8", bm=128, bn=256, bk=16, wm=2, wn=4, copy="regs",
+                     stages=2, group_m=8, swizzle=True, pipeline=True)},
 }
 # What gemm_precision=auto means for float32 where the probe passes: 3xTF32, whose error
 # stays within the SIMT float32 kernel's (tests/test_gemm_mma.py::test_error_envelope).

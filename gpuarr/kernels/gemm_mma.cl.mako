@@ -13,8 +13,10 @@
 ##               'm16n8k16' (sm_90); tf32 'm16n8k4', 'm16n8k8'
 ##   bm bn bk    work-group tile and k step; wm wn the work-group's warps along m and n
 ##   a_mk        A's slice is kept as [m][k] in local memory (A's unit stride is along k),
-##               else [k][m]; b_nk: B's as [n][k], else [k][n]. Row lengths are padded so
-##               that a warp's fragment reads are free of bank conflicts.
+##               else [k][m]; b_nk: B's as [n][k], else [k][n]
+##   swizzle     how a warp's fragment reads are kept free of bank conflicts: False pads each
+##               row; True keeps rows unpadded and XORs the column index with a function of
+##               the row (less local memory: more or deeper slices fit)
 ##   vec         elements per global load (1, 2 or 4) along each operand's unit-stride index;
 ##               vec > 1 needs unit strides there and offsets and other strides multiples
 ##               of vec
@@ -23,6 +25,8 @@
 ##               global -> local without registers into a ring of `stages` buffers
 ##               (needs vec * element size of 4, 8 or 16 bytes)
 ##   stages      local buffers of the ring ('async'; 'regs' always uses 2)
+##   pipeline    load each k step's fragments while the previous k step's products run,
+##               the next slice's first ones between the halves of the slice's last products
 ##   edge_mn     M or N is not a multiple of the tile: loads clamp into the matrix (the
 ##               outputs they feed are not stored), stores are checked
 ##   edge_k      K is not a multiple of bk: elements past K load as 0
@@ -65,8 +69,25 @@
             p += 1
         return p
 
-    la = padded(bk if a_mk else bm, a_mk)
-    lb = padded(bk if b_nk else bn, b_nk)
+    # 128 bytes of banks hold P elements
+    P = 16 if f64 else 32
+
+    def swizzled(row, k_rows):
+        # XOR mask (C expression) of the column index of `row` in an unpadded layout. Rows of
+        # k ([k][m], [k][n]; lanes read rows t, 8 columns g): rows t spread over 4 distinct
+        # P/4-column groups. Rows of m or n (k-contiguous; lanes read rows g, columns t):
+        # rows g spread over distinct 4-column groups, rows sharing a bank line counted once.
+        if k_rows:
+            return f'({P // 4} * (({row}) % 4))'
+        rp, n_sw = max(1, P // bk), min(bk // 4, 4 if f64 else 8)
+        return f'(4 * ((({row}) / {rp}) % {n_sw}))'
+
+    if swizzle:
+        la, lb = (bk if a_mk else bm), (bk if b_nk else bn)
+        assert (a_mk or (bm // wm) % P == 0) and (b_nk or (bn // wn) % P == 0), "warp tiles"
+    else:
+        la = padded(bk if a_mk else bm, a_mk)
+        lb = padded(bk if b_nk else bn, b_nk)
     a_rows, b_rows = (bm, bk) if a_mk else (bk, bm), (bn, bk) if b_nk else (bk, bn)
     # global -> local copies in chunks of vec elements along the unit-stride index
     a_fastn, b_fastn = (bk if a_mk else bm), (bk if b_nk else bn)
@@ -80,14 +101,46 @@
     # of B: k t + 4 * r, column g; of C: row g + 8 * (r // 2), column 2 t + r % 2
     a_row = lambda r: 8 * (r % hm)
     a_k = lambda r: 4 * (r // hm)
-    a_at = (lambda m, k: f'Al[{m}][{k}]') if a_mk else (lambda m, k: f'Al[{k}][{m}]')
-    b_at = (lambda k, n: f'Bl[{n}][{k}]') if b_nk else (lambda k, n: f'Bl[{k}][{n}]')
-    ab_type = 'double' if f64 else 'uint'
+    # A's fragment element at row wr + g + mo, k t + ko of the slice; B's at k t + ko,
+    # column wc + g + no (mo, no, ko: multiples of 8, 8, 4). Swizzled, the column is split
+    # into what the XOR leaves alone and a per-work-item part the compiler computes once.
+    def frag_at(arr, x0, xo, ko, x_rows):
+        if not swizzle:
+            x, k = f'{x0} + g + {xo}', f't + {ko}'
+            return f'{arr}[{x}][{k}]' if x_rows else f'{arr}[{k}][{x}]'
+        if x_rows:
+            return f'{arr}[{x0} + g + {xo}][t + ({ko} ^ {arr[0].lower()}_sw)]'
+        hi, lo = xo - xo % P, xo % P
+        return f'{arr}[t + {ko}][{x0} + {hi} + (({lo} + g) ^ {arr[0].lower()}_sw)]'
+
+    a_at = lambda mo, ko: frag_at('Al', 'wr', mo, ko, a_mk)
+    b_at = lambda ko, no: frag_at('Bl', 'wc', no, ko, b_nk)
+
+    def local_col(op, r):
+        # column in local memory of chunk r of operand op ('a' or 'b'), a C expression
+        mk = a_mk if op == 'a' else b_nk
+        x = f"{op}_{'mm' if op == 'a' else 'nn'}{r}"
+        row, col = (x, f'{op}_kk{r}') if mk else (f'{op}_kk{r}', x)
+        return f'{col} ^ {swizzled(row, not mk)}' if swizzle else col
+
     ptx_types = 'f64.f64.f64.f64' if f64 else 'f32.tf32.tf32.f32'
     ab_con, c_con = ('d', 'd') if f64 else ('r', 'f')
     # plain TF32 rounds once, as a slice is staged (copy 'regs'), not at every fragment load
     staged_tf32 = prec == 'tf32' and copy == 'regs'
     passes = [('lo', 'hi'), ('hi', 'lo'), ('hi', 'hi')]  # 3xtf32: small products first
+    parts = ('hi', 'lo') if prec == '3xtf32' else ('hi',)
+    frag_type = 'double' if f64 else 'uint'
+    steps = bk // kk_  # mma k steps per slice
+    tiles = [(i, j) for i in range(mi_n) for j in range(ni_n)]
+
+    def split(dst, src):
+        # fragment register(s) dst_<part> := the local memory element src
+        if f64:
+            return f'{dst}_hi = {src};'
+        if prec == 'tf32':
+            return f"{dst}_hi = {'as_uint' if staged_tf32 else 'tf32'}({src});"
+        return (f'{{ const float v = {src}; {dst}_hi = tf32(v); '
+                f'{dst}_lo = tf32(v - as_float({dst}_hi)); }}')
 %>\
 % if f64:
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -130,6 +183,11 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
     const int g = lane / 4, t = lane % 4;
     // this warp's tile within the work-group's
     const int wr = (warp / ${wn}) * ${tm}, wc = (warp % ${wn}) * ${tn};
+% if swizzle:
+    // XOR masks of this work-item's fragment columns (rows g, or rows t of k)
+    const int a_sw = ${swizzled('t' if not a_mk else 'g', not a_mk)};
+    const int b_sw = ${swizzled('t' if not b_nk else 'g', not b_nk)};
+% endif
 % if group_m:
     int ti, tj;  // this work-group's tile
     {
@@ -165,6 +223,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
     const int a_mv${r} = ${f'min(bm0 + a_mm{r}, M - 1)' if edge_mn and vec == 1 else f'bm0 + a_mm{r}'};
 % endif
     const long a_at${r} = a_mv${r} * a_sm + a_kk${r} * a_sk;
+    const int a_lc${r} = ${local_col('a', r)};
 % endfor
 % for r in range(b_loads):
 % if b_nk:
@@ -175,6 +234,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
     const int b_nv${r} = ${f'min(bn0 + b_nn{r}, N - 1)' if edge_mn and vec == 1 else f'bn0 + b_nn{r}'};
 % endif
     const long b_at${r} = b_kk${r} * b_sk + b_nv${r} * b_sn;
+    const int b_lc${r} = ${local_col('b', r)};
 % endfor
 <%def name="chunk_ok(op, r, k0)">\
 ## Whether chunk r of operand op ('a' or 'b') in the slice at k0 lies wholly inside the
@@ -234,7 +294,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 <%
     lm = 'Alm' if op == 'a' else 'Blm'
     x = 'mm' if op == 'a' else 'nn'
-    first, second = (f'{op}_{x}', f'{op}_kk') if mk else (f'{op}_kk', f'{op}_{x}')
+    first, second = (f'{op}_{x}' if mk else f'{op}_kk'), f'{op}_lc'
 %>\
 % for r in range(loads):
 <%
@@ -260,7 +320,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 <%
     lm = 'Alm' if op == 'a' else 'Blm'
     x, lim, x0 = ('mm', 'M', 'bm0') if op == 'a' else ('nn', 'N', 'bn0')
-    first, second = (f'{op}_{x}', f'{op}_kk') if mk else (f'{op}_kk', f'{op}_{x}')
+    first, second = (f'{op}_{x}' if mk else f'{op}_kk'), f'{op}_lc'
     base = 'A' if op == 'a' else 'B'
     if mk:  # the chunk runs along k
         n_ok = f'clamp(K - ({k0} + {op}_kk{{r}}), 0, {vec})' if edge_k else str(vec)
@@ -280,72 +340,118 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 % endfor
         }
 </%def>\
-<%def name="mma_op(acc, i, j, pa, pb)">\
-## acc (a format string of register r) += A fragment i (part pa) x B fragment j (part pb)
+<%def name="declare_frags(p, b=True)">\
+## registers of fragment set p (its A fragments; and B's where b)
+            ${frag_type} ${', '.join(f'{p}a{i}_{r}_{part}' for i in range(mi_n) for r in range(a_regs) for part in parts)};
+% if b:
+            ${frag_type} ${', '.join(f'{p}b{j}_{r}_{part}' for j in range(ni_n) for r in range(b_regs) for part in parts)};
+% endif
+</%def>\
+<%def name="load_frags(p, buf, k, a=True, b_cols=None)">\
+## fragment set p := this warp's rows (where a) and columns b_cols (default: all) of k step
+## ${k} of buffer ${buf}
+        {
+            __local const ${T} (*Al)[${la}] = Alm[${buf}];
+            __local const ${T} (*Bl)[${lb}] = Blm[${buf}];
+% for i in range(mi_n if a else 0):
+% for r in range(a_regs):
+            ${split(f'{p}a{i}_{r}', a_at(i * mm_ + a_row(r), k + a_k(r)))}
+% endfor
+% endfor
+% for j in (range(ni_n) if b_cols is None else b_cols):
+% for r in range(b_regs):
+            ${split(f'{p}b{j}_{r}', b_at(k + 4 * r, j * 8))}
+% endfor
+% endfor
+        }
+</%def>\
+<%def name="mma_op(acc, p, i, j, pa, pb)">\
+## acc (a format string of register r) += A fragment i (part pa) x B fragment j (part pb) of set p
 asm volatile("mma.sync.aligned.${shape}.row.col.${ptx_types} "
                          "{${regs(c_regs, 0)}}, {${regs(a_regs, c_regs)}}, "
                          "{${regs(b_regs, c_regs + a_regs)}}, {${regs(c_regs, 0)}};"
                          : ${', '.join(f'"+{c_con}"({acc.format(r=r)})' for r in range(c_regs))}
-                         : ${', '.join([f'"{ab_con}"(a{i}_{r}_{pa})' for r in range(a_regs)] + [f'"{ab_con}"(b{j}_{r}_{pb})' for r in range(b_regs)])});</%def>\
-<%def name="multiply(buf)">\
-## this warp's mma tiles += its rows of the slice in buffer ${buf} x its columns
-        {
-            __local const ${T} (*Al)[${la}] = Alm[${buf}];
-            __local const ${T} (*Bl)[${lb}] = Blm[${buf}];
-% for k in range(0, bk, kk_):
-        {
-% for i in range(mi_n):
-% for r in range(a_regs):
-<% src = a_at(f'wr + g + {i * mm_ + a_row(r)}', f't + {k + a_k(r)}') %>\
-% if f64:
-            const double a${i}_${r}_hi = ${src};
-% elif prec == 'tf32':
-            const uint a${i}_${r}_hi = ${'as_uint' if staged_tf32 else 'tf32'}(${src});
-% else:
-            const float a${i}_${r} = ${src};
-            const uint a${i}_${r}_hi = tf32(a${i}_${r}), a${i}_${r}_lo = tf32(a${i}_${r} - as_float(a${i}_${r}_hi));
-% endif
-% endfor
-% endfor
-% for j in range(ni_n):
-% for r in range(b_regs):
-<% src = b_at(f't + {k + 4 * r}', f'wc + g + {j * 8}') %>\
-% if f64:
-            const double b${j}_${r}_hi = ${src};
-% elif prec == 'tf32':
-            const uint b${j}_${r}_hi = ${'as_uint' if staged_tf32 else 'tf32'}(${src});
-% else:
-            const float b${j}_${r} = ${src};
-            const uint b${j}_${r}_hi = tf32(b${j}_${r}), b${j}_${r}_lo = tf32(b${j}_${r} - as_float(b${j}_${r}_hi));
-% endif
-% endfor
-% endfor
+                         : ${', '.join([f'"{ab_con}"({p}a{i}_{r}_{pa})' for r in range(a_regs)] + [f'"{ab_con}"({p}b{j}_{r}_{pb})' for r in range(b_regs)])});</%def>\
+<%def name="mmas(p, tiles)">\
+## the accumulators of `tiles` ((i, j) pairs) += products of fragment set p
+% for i, j in tiles:
 % if prec == '3xtf32':
 ## The tensor cores' float32 accumulation is not rounded to nearest: its error grows with
 ## the terms summed, several times the SIMT kernel's over long k. So the three products of a
 ## k step go into a fresh accumulator t, added to the tile's with a rounded float32 add.
-% for i in range(mi_n):
-% for j in range(ni_n):
             {
                 float ${', '.join(f't{r} = 0' for r in range(c_regs))};
 % for pa, pb in passes:
-                ${mma_op(f't{{r}}', i, j, pa, pb)}
+                ${mma_op(f't{{r}}', p, i, j, pa, pb)}
 % endfor
 % for r in range(c_regs):
                 c${i}_${j}_${r} += t${r};
 % endfor
             }
-% endfor
-% endfor
 % else:
-% for i in range(mi_n):
-% for j in range(ni_n):
-            ${mma_op(f'c{i}_{j}_{{r}}', i, j, 'hi', 'hi')}
-% endfor
-% endfor
+            ${mma_op(f'c{i}_{j}_{{r}}', p, i, j, 'hi', 'hi')}
 % endif
+% endfor
+</%def>\
+<%def name="multiply(buf)">\
+## this warp's mma tiles += its rows of the slice in buffer ${buf} x its columns
+% for k in range(0, bk, kk_):
+        {
+${declare_frags('f')}\
+${load_frags('f', buf, k)}\
+${mmas('f', tiles)}\
         }
 % endfor
+</%def>\
+<%def name="multiply_pipelined(buf, next_slice)">\
+## As multiply(), with the next k step's fragments loaded while this one's products run:
+## its A fragments into set fn first, each B fragment as soon as its last product is issued.
+## Set f holds k step 0 of the slice on entry and the next slice's k step 0 on exit. Before
+## the last k step's loads, the products of its first column are issued and next_slice()
+## sets nbuf_, the next slice's buffer, and makes it visible in local memory (where `more`).
+% for s in range(steps):
+<%
+    last = s == steps - 1
+    src, k = ('nbuf_', 0) if last else (buf, (s + 1) * kk_)
+    early = 1 if last else 0
+%>\
+% if last:
+${mmas('f', [(i, j) for j in range(early) for i in range(mi_n)])}\
+${next_slice()}\
+% endif
+${load_frags('fn', src, k, b_cols=())}\
+% for j in range(ni_n):
+% if j >= early:
+${mmas('f', [(i, j) for i in range(mi_n)])}\
+% endif
+${load_frags('f', src, k, a=False, b_cols=(j,))}\
+% endfor
+% for part in parts:
+% for i in range(mi_n):
+            ${' '.join(f'fa{i}_{r}_{part} = fna{i}_{r}_{part};' for r in range(a_regs))}
+% endfor
+% endfor
+% endfor
+</%def>\
+<%def name="stage_next()">\
+## The fetched slice into the other buffer; pipelined, the registers are refilled at once
+## with the slice after it, so that its loads have a whole slice's products to land.
+        nbuf_ = buf ^ 1;
+        if (more) {
+${stage('nbuf_')}\
+% if pipeline:
+            if (k0 + ${2 * bk} < K) {
+${fetch('k0 + ' + str(2 * bk))}\
+            }
+% endif
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+</%def>\
+<%def name="await_next()">\
+        nbuf_ = buf + 1 == ${nbuf} ? 0 : buf + 1;
+        if (more) {
+            asm volatile("cp.async.wait_group ${nbuf - 2};");
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
 </%def>\
 % if copy == 'regs':
@@ -353,47 +459,68 @@ asm volatile("mma.sync.aligned.${shape}.row.col.${ptx_types} "
     // slice is fetched from global memory and then written into the other
 ${fetch('0')}\
 ${stage('0')}\
+% if pipeline:
+    if (${bk} < K) {
+${fetch(str(bk))}\
+    }
+% endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    int buf = 0;
+    int buf = 0, nbuf_;
+% if pipeline:
+${declare_frags('f')}\
+${declare_frags('fn', b=False)}\
+${load_frags('f', '0', 0)}\
+% endif
     for (int k0 = 0; k0 < K; k0 += ${bk}) {
         const int more = k0 + ${bk} < K;
+% if not pipeline:
         if (more) {
 ${fetch('k0 + ' + str(bk))}\
         }
+% endif
+% if pipeline:
+${multiply_pipelined('buf', stage_next)}\
+% else:
 ${multiply('buf')}\
-        if (more) {
-            buf ^= 1;
-${stage('buf')}\
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+${stage_next()}\
+% endif
+        buf ^= 1;
     }
 % else:
     // slice s goes to buffer s % ${nbuf}: ${nbuf - 1} slices are in flight while one is multiplied.
     // Every work-item commits one copy group per slice (empty past K), so that
-    // "all but the newest ${nbuf - 2} groups done" means "this slice has landed".
+    // "all but the newest ${nbuf - 2} groups done" means "the next slice has landed".
 % for s in range(nbuf - 1):
     if (${s * bk} < K) {
 ${fetch_async(str(s * bk), str(s))}\
     }
     asm volatile("cp.async.commit_group;");
 % endfor
-    int buf = 0;
+    int buf = 0, nbuf_;
+    asm volatile("cp.async.wait_group ${nbuf - 2};");  // slice 0 has landed
+    barrier(CLK_LOCAL_MEM_FENCE);
+% if pipeline:
+${declare_frags('f')}\
+${declare_frags('fn', b=False)}\
+${load_frags('f', '0', 0)}\
+% endif
     for (int k0 = 0; k0 < K; k0 += ${bk}) {
-        asm volatile("cp.async.wait_group ${nbuf - 2};");
-        // the slice is in every work-item's view, and buffer (buf - 1) is free to refill
-        barrier(CLK_LOCAL_MEM_FENCE);
-        {
+        const int more = k0 + ${bk} < K;
+        {   // refill the buffer read in the slice before this one (free since its barrier)
             const int next = k0 + ${(nbuf - 1) * bk};
-            int nbuf_ = buf + ${nbuf - 1};
-            nbuf_ -= nbuf_ >= ${nbuf} ? ${nbuf} : 0;
+            const int refill = buf == 0 ? ${nbuf - 1} : buf - 1;
             if (next < K) {
-${fetch_async('next', 'nbuf_')}\
+${fetch_async('next', 'refill')}\
             }
             asm volatile("cp.async.commit_group;");
         }
+% if pipeline:
+${multiply_pipelined('buf', await_next)}\
+% else:
 ${multiply('buf')}\
-        buf += 1;
-        buf -= buf == ${nbuf} ? ${nbuf} : 0;
+${await_next()}\
+% endif
+        buf = nbuf_;
     }
     asm volatile("cp.async.wait_group 0;");
 % endif
