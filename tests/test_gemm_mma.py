@@ -4,6 +4,7 @@ float32 as 3xTF32 and as TF32) against float64 numpy, with the error envelope pr
 
 import dataclasses
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -214,3 +215,64 @@ def test_error_envelope(ctx, mma):
                      f"ratio {err / simt_err:.2f}")
         assert err <= _bound(prec, simt_err, a.shape[2]), lines[-1]
     print("\n".join(lines))
+
+
+def _local_layout(prec, tile, a_mk, b_nk, swizzle):
+    """Emulate the rendered kernel's local memory on the host: for every work-item, the
+    (row, column) its chunks are stored at, and its fragment reads in order, as the
+    (operand, logical row, logical k) element each finds; plus the most distinct addresses a
+    read puts on one bank (32-bit banks; float64 reads go in half-warp phases)."""
+    f64 = prec == "f64"
+    src = render("gemm_mma.cl.mako", name="k", **dict(tile, swizzle=swizzle), prec=prec,
+                 a_mk=a_mk, b_nk=b_nk, vec=2 if f64 else 4, edge_mn=False, edge_k=False,
+                 use_beta=False)
+    rows = {op: int(re.search(rf"{op}lm\[\d+\]\[\d+\]\[(\d+)\]", src).group(1)) for op in "AB"}
+    setup = [line.strip().removeprefix("const int ").rstrip(";") for line in src.splitlines()
+             if re.match(r"\s*const int (wr|[ab]_(kk|mm|nn|lc|sw))", line)]
+    reads = re.findall(r"= (?:as_uint|tf32)?\(?([AB])l\[([^\]]+)\]\[([^\]]+)\]\)?;", src)
+    threads = 32 * tile["wm"] * tile["wn"]
+    found, worst = {}, 1
+
+    def names(tid):
+        env = dict(tid=tid, lane=tid % 32, warp=tid // 32, g=tid % 32 // 4, t=tid % 4)
+        for line in setup:
+            for part in re.split(r",\s(?=\w+ = )", line):
+                name, expr = part.split(" = ", 1)
+                env[name] = eval(expr.replace("/", "//"), {}, env)
+        return env
+    envs = [names(tid) for tid in range(threads)]
+    stored = {}
+    for env in envs:
+        for op, x, mk in (("A", "mm", a_mk), ("B", "nn", b_nk)):
+            for r in itertools.count():
+                if f"{op.lower()}_kk{r}" not in env:
+                    break
+                kk, xx = env[f"{op.lower()}_kk{r}"], env[f"{op.lower()}_{x}{r}"]
+                for e in range(2 if f64 else 4):
+                    at = (xx if mk else kk, env[f"{op.lower()}_lc{r}"] + e)
+                    assert at[1] < rows[op] and (op, at) not in stored
+                    stored[op, at] = (op, xx + (0 if mk else e), kk + (e if mk else 0))
+    for n, (op, row, col) in enumerate(reads):
+        phase_banks = {}
+        for tid, env in enumerate(envs):
+            at = (eval(row.replace("/", "//"), {}, env), eval(col.replace("/", "//"), {}, env))
+            found[tid, n] = stored[op, at]
+            word = (at[0] * rows[op] + at[1]) * (2 if f64 else 1)
+            phase = tid // (16 if f64 else 32)
+            for w in range(word, word + (2 if f64 else 1)):
+                phase_banks.setdefault((phase, w % 32), set()).add(word)
+        worst = max(worst, max(len(v) for v in phase_banks.values()))
+    return found, worst
+
+
+@pytest.mark.parametrize("prec", ["f64", "tf32"])
+@pytest.mark.parametrize("a_mk,b_nk", list(itertools.product((True, False), repeat=2)))
+def test_swizzled_layout(prec, a_mk, b_nk):
+    """The unpadded XOR-swizzled local layout (host emulation of the rendered index
+    expressions): every fragment read finds the element the padded layout gives it, and no
+    read has bank conflicts in either layout."""
+    tile = blas.MMA_TILES[prec][max(blas.MMA_TILES[prec])]
+    padded, padded_worst = _local_layout(prec, tile, a_mk, b_nk, False)
+    swizzled, swizzled_worst = _local_layout(prec, tile, a_mk, b_nk, True)
+    assert swizzled == padded
+    assert padded_worst == swizzled_worst == 1
