@@ -467,6 +467,24 @@ def _index_data(n, row):
 
 
 ALL3 = ("numpy", "gpuarr", "cupy")
+
+
+_MATMUL = op(lambda xp, a: a @ a)
+
+
+def _square_matmul(dtype, full, host_max, rtol, extra=None):
+    """GEMM case: a @ a for n x n matrices of dtype (full: the full size class's cpu and gpu
+    sizes), beside CLBlast (and `extra` backends); the check compares the first 64 rows
+    (numpy's full product is slow)."""
+    name = np.dtype(dtype).name
+    return Case("gemm", "matmul square", "n", _sizes([67], ([512], [1024, 4096]), full),
+                lambda n: (_floats(0, n, n).astype(dtype),),
+                {ALL3: _MATMUL,
+                 "gpuarr:clblast": _with_flags(_MATMUL, _clblast_available,
+                                               blas_backend="clblast"), **(extra or {})},
+                lambda n: 2 * n**3, "FLOP", label=lambda n: f"{n}x{n} {name}", ref="best",
+                curated=True, host_max=host_max, want=lambda a: a[:64] @ a,
+                view=lambda c: c[:64], rtol=rtol)
 ALL4 = ("numpy", "gpuarr", "pyopencl", "cupy")
 _EXP = op(lambda xp, a: xp.exp(a))
 _PYOPENCL_EXP = op(lambda xp, a: clmath.exp(a))
@@ -525,30 +543,13 @@ CASES = [
     Case("reduction", "cumsum", "n", VECTOR, lambda n: (_floats(n),),
          {ALL3: op(lambda xp, a: xp.cumsum(a))}, lambda n: 8 * n, label=vector_label,
          rtol=1e-3, want=lambda a: np.cumsum(a, dtype=np.float64)),
-    # -- GEMM: TFLOP/s; the check compares the first 64 rows (numpy's full product is slow)
-    Case("gemm", "matmul square", "n",
-         _sizes([67], ([512], [1024, 4096]),
-                ([256, 512, 1024, 2048], [256, 512, 1024, 2048, 4096, 8192])),
-         lambda n: (_floats(0, n, n),),
-         {ALL3: op(lambda xp, a: a @ a),
-          "gpuarr:clblast": _with_flags(op(lambda xp, a: a @ a), _clblast_available,
-                                        blas_backend="clblast"),
-          "gpuarr:fp32": _with_flags(op(lambda xp, a: a @ a), _mma("tf32"),
-                                     gemm_precision="fp32"),
-          "gpuarr:tf32": _with_flags(op(lambda xp, a: a @ a), _mma("tf32"), 1e-2,
-                                     gemm_precision="tf32")},
-         lambda n: 2 * n**3, "FLOP", label=lambda n: f"{n}x{n} float32", ref="best",
-         curated=True, host_max=4096, want=lambda a: a[:64] @ a, view=lambda c: c[:64],
-         rtol=1e-4),
-    Case("gemm", "matmul square", "n",
-         _sizes([67], ([512], [1024, 4096]), ([256, 1024], [1024, 2048, 4096, 8192])),
-         lambda n: (_floats(0, n, n).astype(np.float64),),
-         {ALL3: op(lambda xp, a: a @ a),
-          "gpuarr:clblast": _with_flags(op(lambda xp, a: a @ a), _clblast_available,
-                                        blas_backend="clblast")},
-         lambda n: 2 * n**3, "FLOP", label=lambda n: f"{n}x{n} float64", ref="best",
-         curated=True, host_max=2048, want=lambda a: a[:64] @ a, view=lambda c: c[:64],
-         rtol=1e-10),
+    # -- GEMM: TFLOP/s
+    _square_matmul(np.float32, ([256, 512, 1024, 2048], [256, 512, 1024, 2048, 4096, 8192]),
+                   4096, 1e-4,
+                   {"gpuarr:fp32": _with_flags(_MATMUL, _mma("tf32"), gemm_precision="fp32"),
+                    "gpuarr:tf32": _with_flags(_MATMUL, _mma("tf32"), 1e-2,
+                                               gemm_precision="tf32")}),
+    _square_matmul(np.float64, ([256, 1024], [1024, 2048, 4096, 8192]), 2048, 1e-10),
     Case("gemm", "matmul tall-skinny (m x 64) @ (64 x 64)", "m",
          _sizes([1000], ([1 << 16], [1 << 20]), ([1 << 18], [1 << 22])),
          lambda m: (_floats(0, m, 64), _floats(0, 64, 64, seed=1)),

@@ -74,9 +74,10 @@ GEMM_SPACE["nvidia"] = GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu
 # products with m >= bm and n >= bn where the entry's probe passed on the device. Picked by
 # sweeps of these parameters on an H100 (square row-major products, 4096/8192, TFLOP/s, one
 # run each; `python -m gpuarr tune` does not search them yet): f64 52.4/51.0 (the unpipelined
-# 64 x 128 tile before it: 46.6/44.3 in the same run; async copies 47-50; bk=16 tiles need
-# all 48 KiB of local memory and spill registers), tf32 146/158 (128 x 128 x 16: 134/140;
-# async 104-127), 3xtf32 56.8/58.7 (pipelined: 52-53, it spills registers).
+# 64 x 128 tile before it: 46.6/44.3 in the same run; async copies 47-52; bk=16 tiles spill
+# registers), tf32 146/158 (128 x 128 x 16: 134/140; async 104-149), 3xtf32 56.8/58.7
+# (pipelined: 52-53, it spills registers). NVIDIA's OpenCL runs __local arrays past the 48 KiB
+# it reports (144 KiB tried), but deeper slices lost: registers bind first.
 MMA_TILES = {
     "f64": {9: dict(shape="m16n8k8", bm=128, bn=128, bk=8, wm=2, wn=4, copy="regs", stages=2,
                     group_m=16, swizzle=True, pipeline=True),
