@@ -1,5 +1,6 @@
 """`python -m gpuarr bench` end to end on the copy case at tiny size: the table, JSON, markdown
-spliced into a marked section, a report from the saved JSON, and the errors it gives."""
+spliced into a marked section, a report from the saved JSON, and the errors it gives; the
+latency family's choice of cases and its ratios to the floor, pyopencl.array and CuPy."""
 
 import json
 
@@ -45,3 +46,27 @@ def test_missing_section(tmp_path):
 def test_parse_value():
     assert [bench.parse_value(t) for t in ("2^24", "64M", "4K", "4096")] == [
         1 << 24, 64 << 20, 4096, 4096]
+
+
+def test_latency_family_lists_the_training_step_and_reports_ratios():
+    contexts = bench.devices("default")
+    insts = bench.instances("quick", bench.backends(contexts, "numpy,gpuarr,pyopencl"),
+                            contexts, families=("latency",))
+    step = [i for i in insts if i.case.op == "logistic regression SGD step"]
+    assert step and {i.result()["family"] for i in step} == {"latency"}
+    assert {i.params["samples"] for i in step} == {400}  # not the training family's sizes
+    assert any(i.key == "pyopencl:floor" for i in insts)
+    training = bench.instances("quick", bench.backends(contexts, "numpy"), contexts,
+                               families=("training",))
+    assert {i.result()["family"] for i in training} == {"training"}
+
+    def row(lib, seconds, variant="", group="x + y, 16 float32", device="cl0:0"):
+        return {"family": "latency", "status": "ok", "lib": lib, "variant": variant,
+                "group": group, "device": device, "seconds": seconds,
+                "backend": f"{lib} {device}"}
+    results = [row("gpuarr", 8.0), row("pyopencl", 16.0), row("pyopencl", 2.0, "floor"),
+               row("cupy", 4.0, device="cuda:0"), row("gpuarr", 30.0, group="x.sum()")]
+    got = {r["group"]: r for r in bench.latency_ratios(results)}
+    assert got["x + y, 16 float32"]["floor"] == 4 and got["x + y, 16 float32"]["cupy"] == 2
+    assert got["x + y, 16 float32"]["pyopencl"] == 0.5
+    assert got["x.sum()"]["floor"] == 15 and got["x.sum()"]["pyopencl"] is None

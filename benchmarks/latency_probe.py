@@ -7,6 +7,8 @@ import argparse
 import time
 
 import pyopencl as cl
+import pyopencl.array
+import pyopencl.tools
 
 import gpuarr as ga
 
@@ -34,17 +36,29 @@ def main():
     z = x + y
     big = ga.ones(1 << 22, dtype="float32", context=ctx)
     ctx.sync()
-    # A kernel object of our own: setting its arguments leaves gpuarr's kernels alone.
-    ours = next(k for key, k in ctx.kernels.items() if key[0] == "elemwise")
-    kernel = cl.Kernel(ours.program, ours.function_name)
-    kernel.set_scalar_arg_dtypes(next(iter(ctx.plans.values())).arg_types)
-    plan = next(iter(ctx.plans.values()))
-    q, size, local = ctx.queue, plan.launches[-1][2], (ctx.local_size,)
-    argv = [*plan.head, x.data, 0, y.data, 0, z.data, 0]
-    kernel.set_args(*argv)
+    # A kernel object of our own from gpuarr's program: setting its arguments leaves
+    # gpuarr's kernels alone.
+    key = next(k for k in ctx.plans
+               if k[1] == (16,) and k[0].operation == "out0 = ((in0) + (in1));")
+    plan = ctx.plans.get(key)
+    ours, size, _ = plan.launches[-1]
+    kernel = cl.Kernel(ours.kernel.program, ours.kernel.function_name)
+    q, local = ctx.queue, plan.local
+    kernel.set_args(*[t(v) if t is not None else v.buffer for t, v in
+                      zip(ours.types, [*plan.head, x.storage, 0, y.storage, 0, z.storage, 0])])
+    out_slot = ours.buffer_slots[-1]
+    pool = cl.tools.MemoryPool(cl.tools.ImmediateAllocator(q))
+    xa = cl.array.to_device(q, x.get(), allocator=pool)
+    ya = cl.array.to_device(q, y.get(), allocator=pool)
+
+    def floor():
+        kernel.set_arg(out_slot, pool.allocate(64))
+        return cl.enqueue_nd_range_kernel(q, kernel, size, local)
+
     rows = {
         "enqueue_nd_range_kernel only": lambda: cl.enqueue_nd_range_kernel(q, kernel, size, local),
-        "pyopencl invoker (set args + enqueue)": lambda: kernel(q, size, local, *argv),
+        "floor: pool output set per call + enqueue": floor,
+        "pyopencl.array x + y": lambda: xa + ya,
         "allocate 64 bytes from the pool": lambda: ctx.allocate(64),
         "gpuarr x + y": lambda: x + y,
         "gpuarr x + 1.0": lambda: x + 1.0,

@@ -1,4 +1,5 @@
-"""python -m gpuarr info | check [--device DEV] | tune gemm [--device DEV] [--dtype ...] ...
+"""python -m gpuarr info | check [--device DEV] [--caches]
+| tune gemm [--device DEV] [--dtype ...] ...
 | bench [--quick] [--device DEV] [--json OUT] [--markdown OUT] [--plot OUT.png] ..."""
 
 import argparse
@@ -11,16 +12,18 @@ from . import bench, config
 from .context import get_context, list_devices
 from .errors import GpuArrayError
 
+__all__ = ["check", "info", "main", "print_caches", "tune"]
+
 CHECK_SIZE = 10 * 30 * 768  # 230,400 values, as in Theano's classic check
 CHECK_LOOPS = 1000
 
 
 def info():
-    rows = [("name", "platform", "device", "type", "CUs", "memory", "fp64", "OpenCL")]
+    rows = [("name", "platform", "device", "type", "CUs", "memory", "fp64", "OpenCL", "probe")]
     for d in list_devices():
         rows.append((d.name, d.platform, d.device_name, d.type, str(d.compute_units),
                      f"{d.global_mem / 2**30:.1f} GiB", "yes" if d.fp64 else "no",
-                     d.opencl_version))
+                     d.opencl_version, d.probe))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
@@ -38,8 +41,17 @@ def info():
     return 0
 
 
-def check(device):
-    """Theano's classic check: exp of 230,400 floatX values, 1000 times."""
+def print_caches(ctx):
+    """One line per bounded cache of `ctx` (see Context.caches)."""
+    for c in ctx.caches:
+        st = c.stats()
+        print(f"cache {st['name']:12s} {st['entries']:6d}/{st['maxsize']:<6d} entries  "
+              f"{st['hits']:9d} hits  {st['misses']:7d} misses  {st['evictions']:7d} evicted")
+
+
+def check(device, caches=False):
+    """Theano's classic check: exp of 230,400 floatX values, 1000 times; with `caches`, the
+    context's cache counters after it."""
     from .array import asarray
     from .ufuncs import UFUNCS
 
@@ -67,6 +79,8 @@ def check(device):
         elapsed = time.perf_counter() - t0
         result = y.get()
         used = f"Used the device {ctx.devname} ({ctx.device.device_name})"
+        if caches:
+            print_caches(ctx)
     print(f"Looping {CHECK_LOOPS} times took {elapsed:.3f} seconds")
     print(f"Result is {result[:5]}")
     print(used)
@@ -134,6 +148,8 @@ def main(argv=None):
     sub.add_parser("info", help="list OpenCL devices and the context mapping")
     p_check = sub.add_parser("check", help="run exp 1000 times on a device, compare with numpy")
     p_check.add_argument("--device", help="device string (cl0:0, cl:nvidia), context name or cpu")
+    p_check.add_argument("--caches", action="store_true",
+                         help="print the context's cache sizes, bounds and hit counts after")
     p_tune = sub.add_parser("tune", help="autotune kernel parameters and store them")
     p_gemm = p_tune.add_subparsers(dest="op", required=True).add_parser(
         "gemm", help="sample GEMM tiles, check them against numpy, time them, store the best")
@@ -158,7 +174,7 @@ def main(argv=None):
             return tune(args)
         if args.command == "bench":
             return bench.command(args)
-        return info() if args.command == "info" else check(args.device)
+        return info() if args.command == "info" else check(args.device, args.caches)
     except GpuArrayError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -5,8 +5,9 @@ standard spells differently or numpy lacks (acos, pow, concat, permute_dims, uns
 matrix_transpose, vecdot, cumulative_sum, unique_*, sort(descending=), clip(min=, max=)),
 the dtype objects and functions, `device=` for eye and linspace, namespace inspection
 (`__array_namespace_info__`) and the array attributes (`device`, `to_device`, `mT`,
-`__array_namespace__`, in-place operators that never change the array's dtype).
-docs/array_api.md lists what conforms and what is not there yet.
+`__array_namespace__`, in-place operators that never change the array's dtype: the mixin
+`ArrayApiMethods` in GpuArray's bases). docs/array_api.md lists what conforms and what is not
+there yet.
 """
 
 import collections
@@ -15,9 +16,9 @@ import math
 
 import numpy as np
 
-from . import dtypes, manipulation
-from .array import (
-    GpuArray,
+from . import dtypes, manipulation, sorting
+from .base import (
+    ArrayBase,
     _normalize_axis,
     asarray,
     check_same_context,
@@ -25,6 +26,7 @@ from .array import (
     empty,
     transpose,
 )
+from .blas import matmul
 from .context import get_context, list_devices
 from .errors import (
     ArgumentError,
@@ -35,7 +37,17 @@ from .errors import (
 )
 from .reduction import _sum_dtypes, cumsum
 from .reduction import sum as _sum
-from .ufuncs import _BINARY_OPERATORS, UFUNCS, broadcast_shapes
+from .ufuncs import _BINARY_OPERATORS, UFUNCS, UfuncOperators, broadcast_shapes
+
+__all__ = [
+    "ALIASES", "API_VERSION", "DTYPES", "FUNCTIONS", "STANDARD_DTYPES", "VERSIONS",
+    "ArrayApiMethods", "Info", "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult",
+    "__array_namespace_info__", "argsort", "astype", "can_cast", "clip", "concat",
+    "cumulative_sum", "e", "eye", "finfo", "from_dlpack", "iinfo", "inf", "isdtype",
+    "linspace", "matrix_transpose", "nan", "newaxis", "permute_dims", "pi", "result_type",
+    "sort", "unique_all", "unique_counts", "unique_inverse", "unique_values", "unstack",
+    "vecdot",
+]
 
 API_VERSION = "2023.12"
 VERSIONS = ("2021.12", "2022.12", "2023.12")  # what __array_namespace__(api_version=) accepts
@@ -62,7 +74,7 @@ ALIASES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arc
 
 def _dtype_of(value):
     """The dtype of a dtype-like or of an array (GpuArray or numpy)."""
-    if isinstance(value, GpuArray | np.ndarray):
+    if isinstance(value, ArrayBase | np.ndarray):
         return value.dtype
     return dtypes.normalize(value)
 
@@ -72,7 +84,7 @@ def _dtype_of(value):
 def isdtype(dtype, kind):
     """Whether `dtype` is of `kind`: a dtype, a kind name ('integral', 'real floating', ...)
     or a tuple of them."""
-    if isinstance(dtype, GpuArray | np.ndarray):
+    if isinstance(dtype, ArrayBase | np.ndarray):
         raise ArgumentTypeError(f"isdtype takes a dtype, not an array ({type(dtype).__name__}); "
                                 f"pass x.dtype")
     dt = dtypes.normalize(dtype)
@@ -93,7 +105,7 @@ def result_type(*arrays_and_dtypes):
     promotion, which holds the standard's table; Python scalars are weak)."""
     if not arrays_and_dtypes:
         raise ArgumentError("result_type() needs at least one array or dtype")
-    args = [a.dtype if isinstance(a, GpuArray) else a for a in arrays_and_dtypes]
+    args = [a.dtype if isinstance(a, ArrayBase) else a for a in arrays_and_dtypes]
     try:
         return dtypes.normalize(np.result_type(*args))
     except TypeError as e:
@@ -205,12 +217,12 @@ def matrix_transpose(x, /):
 
 def _pair(x1, x2):
     """Two operands as GpuArrays of one context (numpy arrays are uploaded there)."""
-    if isinstance(x1, GpuArray) and isinstance(x2, GpuArray):
+    if isinstance(x1, ArrayBase) and isinstance(x2, ArrayBase):
         check_same_context(x1, x2)
         return x1, x2
-    ctx = x1.context if isinstance(x1, GpuArray) else x2.context if isinstance(
-        x2, GpuArray) else get_context()
-    return tuple(x if isinstance(x, GpuArray) else asarray(x, context=ctx) for x in (x1, x2))
+    ctx = x1.context if isinstance(x1, ArrayBase) else x2.context if isinstance(
+        x2, ArrayBase) else get_context()
+    return tuple(x if isinstance(x, ArrayBase) else asarray(x, context=ctx) for x in (x1, x2))
 
 
 def vecdot(x1, x2, /, *, axis=-1):
@@ -263,8 +275,7 @@ UniqueInverseResult = collections.namedtuple("UniqueInverseResult", "values inve
 
 
 def _unique(x, **returns):
-    from .sorting import unique  # NaNs distinct, as the standard asks
-    return unique(x, equal_nan=False, **returns)
+    return sorting.unique(x, equal_nan=False, **returns)  # NaNs distinct, as the standard asks
 
 
 def unique_all(x, /):
@@ -290,7 +301,6 @@ def unique_values(x, /):
 def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
     """numpy.sort (always stable), and the standard's descending=: equal elements keep their
     order, NaNs come first."""
-    from . import sorting
     if not descending:
         return sorting.sort(a, axis, kind, order, stable=stable)
     a = asarray(a)
@@ -303,7 +313,6 @@ def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
 
 def argsort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
     """numpy.argsort (always stable), and the standard's descending= (stable too)."""
-    from . import sorting
     if not descending:
         return sorting.argsort(a, axis, kind, order, stable=stable)
     a = asarray(a)
@@ -392,7 +401,7 @@ def _strict_inplace(dunder, uf, plain):
     standard: x op= y must equal x = x op y). Scalars and numpy operands cast back into x as
     numpy does (same_kind)."""
     def iop(self, other):
-        if isinstance(other, GpuArray):
+        if isinstance(other, ArrayBase):
             result = np.dtype(uf.resolve((self.dtype, other.dtype))[1])
             if result != self.dtype:
                 sym = _SYMBOLS[dunder]
@@ -407,30 +416,45 @@ def _strict_inplace(dunder, uf, plain):
 
 def _imatmul(self, other):
     """x @= y: x's shape and dtype must hold the product."""
-    from .blas import matmul
     product = matmul(self, other)
     if product.shape != self.shape or (product.dtype != self.dtype and (
-            isinstance(other, GpuArray) or not np.can_cast(product.dtype, self.dtype,
+            isinstance(other, ArrayBase) or not np.can_cast(product.dtype, self.dtype,
                                                           "same_kind"))):
         raise ShapeError(f"x @= y: the product has shape {product.shape} and dtype "
                          f"{product.dtype}; x has {self.shape} and {self.dtype}")
     return self._assign(product)
 
 
-def _install(cls):
-    cls.__array_namespace__ = _namespace
-    cls.device = property(lambda self: self.storage.context,
-                          doc="the Context holding the data (the Array API's device)")
-    cls.to_device = _to_device
-    cls.mT = property(_matrix_transpose, doc="a view with the last two axes swapped")
-    cls.__dlpack_device__ = _dlpack_device
-    cls.__imatmul__ = _imatmul
-    for dunder, name in _BINARY_OPERATORS:
-        attr = f"__i{dunder}__"
-        setattr(cls, attr, _strict_inplace(dunder, UFUNCS[name], getattr(cls, attr)))
+def _inplace(dunder):
+    """The Array API's x op= y over UfuncOperators' (which casts back as numpy does)."""
+    name = dict(_BINARY_OPERATORS)[dunder]
+    return _strict_inplace(dunder, UFUNCS[name], getattr(UfuncOperators, f"__i{dunder}__"))
 
 
-_install(GpuArray)
+class ArrayApiMethods:
+    """The standard's array attributes; its in-place operators come before UfuncOperators'
+    in GpuArray's bases. A mixin of GpuArray (gpuarr/array.py)."""
+
+    __array_namespace__ = _namespace
+    device = property(lambda self: self.storage.context,
+                      doc="the Context holding the data (the Array API's device)")
+    to_device = _to_device
+    mT = property(_matrix_transpose, doc="a view with the last two axes swapped")
+    __dlpack_device__ = _dlpack_device
+
+    __iadd__ = _inplace("add")
+    __isub__ = _inplace("sub")
+    __imul__ = _inplace("mul")
+    __itruediv__ = _inplace("truediv")
+    __ifloordiv__ = _inplace("floordiv")
+    __imod__ = _inplace("mod")
+    __ipow__ = _inplace("pow")
+    __iand__ = _inplace("and")
+    __ior__ = _inplace("or")
+    __ixor__ = _inplace("xor")
+    __ilshift__ = _inplace("lshift")
+    __irshift__ = _inplace("rshift")
+    __imatmul__ = _imatmul
 
 
 FUNCTIONS = {f.__name__: f for f in (

@@ -19,8 +19,13 @@ import time
 import numpy as np
 
 from . import blas, clblast, tuning
-from .array import to_device
+from .base import to_device
 from .errors import ArgumentError, GpuArrayError
+
+__all__ = [
+    "DTYPES", "GIVE_UP", "SIZES", "Candidate", "Outcome", "Progress", "candidates", "check",
+    "problems", "tune_gemm", "updates",
+]
 
 SIZES = {"cpu": 2048, "gpu": 4096}  # the representative size per device kind
 DTYPES = ("float16", "float32", "float64")

@@ -34,6 +34,15 @@ from . import blas, clblast, collectives, config, sorting
 from .context import get_context, list_devices
 from .errors import GpuArrayError
 
+__all__ = [
+    "ALL3", "ALL4", "CASES", "FAMILIES", "FLOOR_SOURCE", "LATENCY_CALLS", "LIBS", "LOOP",
+    "LOOP_CALLS", "PEERS", "POLICY", "RATIOS_NOTE", "SIZES", "SIZE_ENV", "SQUARE", "VECTOR",
+    "Backend", "Case", "Impl", "Instance", "Skip", "Timed", "add_arguments", "backends", "check",
+    "command", "cpu_name", "cupy_usable", "derive", "devices", "flags", "instances",
+    "latency_ratios", "main", "markdown", "measure", "op", "parse_override", "parse_value", "plot",
+    "rank_backend", "run_all", "script", "text", "to_host", "vector_label", "write_markdown",
+]
+
 SIZES = ("tiny", "quick", "full")
 LIBS = ("numpy", "gpuarr", "pyopencl", "cupy")
 SIZE_ENV = "GPUARR_BENCH_SIZE"
@@ -220,6 +229,7 @@ class Case:
     view: object = None  # view(output) -> the part of every output that is checked
     rtol: float = 1e-5
     ranks: int = 0  # > 0: runs over that many contexts (collectives)
+    also: dict = dataclasses.field(default_factory=dict)  # other family -> its sizes there
 
     def __post_init__(self):
         flat = {}
@@ -228,10 +238,10 @@ class Case:
                 flat[k] = impl
         self.impls = flat
 
-    def values(self, size, cls, override=None):
+    def values(self, size, cls, override=None, sizes=None):
         if override and self.param in override:
             return list(override[self.param])
-        cpu, gpu = self.sizes[size]
+        cpu, gpu = (sizes or self.sizes)[size]
         return list(cpu if cls == "cpu" else gpu)
 
     def params(self, value, override=None):
@@ -302,6 +312,39 @@ def _pyopencl_fused(be, a, b):
         out.add_event(kernel(da, db, out, queue=be.queue))
         return out
     return run
+
+
+FLOOR_SOURCE = """
+__kernel void add(__global const float *a, __global const float *b, __global float *y,
+                  const uint n) {
+    size_t i = get_global_id(0);
+    if (i < n) y[i] = a[i] + b[i];
+}
+"""
+
+
+def _floor_add(be, a, b):
+    """The floor of a small call on an OpenCL device: a kernel y = a + b built once, whose
+    output is allocated per call from a pyopencl memory pool (as an array library's must be)
+    and set as its one changed argument before the enqueue."""
+    kernel = cl.Program(be.ctx.cl_context, FLOOR_SOURCE).build().add
+    da, db = be.asarray(a), be.asarray(b)
+    n = a.size
+    kernel.set_arg(0, da.data)
+    kernel.set_arg(1, db.data)
+    kernel.set_arg(3, np.uint32(n))
+
+    def run():
+        out = be.pool.allocate(4 * n)
+        kernel.set_arg(2, out)
+        cl.enqueue_nd_range_kernel(be.queue, kernel, (n,), None)
+        return out
+
+    def result(out):
+        host = np.empty(n, np.float32)
+        cl.enqueue_copy(be.queue, host, out, is_blocking=True)
+        return host
+    return run, result
 
 
 @contextlib.contextmanager
@@ -490,6 +533,7 @@ _EXP = op(lambda xp, a: xp.exp(a))
 _PYOPENCL_EXP = op(lambda xp, a: clmath.exp(a))
 LOOP = 230_400  # Theano's classic check: exp of 10 * 30 * 768 values
 LOOP_CALLS = {"tiny": 3, "quick": 1000, "full": 1000}
+LATENCY_CALLS = {"tiny": 10, "quick": 300, "full": 2000}
 
 CASES = [
     # -- transfers: GB/s of the bytes moved
@@ -568,13 +612,15 @@ CASES = [
          lambda batch: (_floats(0, batch, 64, 64),),
          {ALL3: op(lambda xp, a: a @ a)}, lambda batch: 2 * batch * 64**3, "FLOP",
          label=lambda batch: f"{batch} x 64^3 float32", ref="best", rtol=1e-4),
-    # -- latency: many calls, one sync, time per call
-    Case("latency", "a + b, 16 elements", "small", _sizes([16], [16], [16]),
-         lambda small: (np.ones(small, np.float32), np.ones(small, np.float32)),
-         {ALL4: op(lambda xp, a, b: a + b)}, lambda small: None, "",
-         label=lambda small: f"{small} float32",
-         calls={"tiny": 10, "quick": 300, "full": 2000}, ref="best", curated=True),
-    Case("latency", "exp loop, kept on device", "length", _sizes([LOOP], [LOOP], [LOOP]),
+    # -- latency: per-call host time of small calls (many calls, one sync, time per call);
+    # pyopencl[floor] is the least an array library's call can cost on an OpenCL device
+    Case("latency", "x + y", "small", _sizes([16], [16], [16]),
+         lambda small: (_floats(small), _floats(small, seed=1)),
+         {ALL4: op(lambda xp, a, b: a + b), "pyopencl:floor": Impl(_floor_add)},
+         lambda small: None, "", label=lambda small: f"{small} float32",
+         calls=LATENCY_CALLS, ref="best", curated=True),
+    Case("latency", "exp loop, kept on device", "length",
+         _sizes([16, LOOP], [16, LOOP], [16, LOOP]),
          lambda length: (_floats(length),), {ALL3: _EXP, "pyopencl": _PYOPENCL_EXP},
          lambda length: 8 * length, label=lambda length: f"{length:,} float32",
          calls=LOOP_CALLS, ref="best", curated=True),
@@ -583,6 +629,23 @@ CASES = [
          {ALL3: to_host(_EXP), "pyopencl": to_host(_PYOPENCL_EXP)},
          lambda length: 8 * length, label=lambda length: f"{length:,} float32",
          calls=LOOP_CALLS, ref="best", curated=True),
+    Case("latency", "x.sum()", "small", _sizes([16, 1000], [16, 1000], [16, 1000]),
+         lambda small: (_floats(small),),
+         {ALL3: op(lambda xp, a: a.sum()), "pyopencl": op(lambda xp, a: cla.sum(a))},
+         lambda small: None, "", label=lambda small: f"{small:,} float32",
+         calls=LATENCY_CALLS, ref="best", curated=True, rtol=1e-4),
+    Case("latency", "x @ y", "side", _sizes([16], [16], [16]),
+         lambda side: (_floats(0, side, side), _floats(0, side, side, seed=1)),
+         {ALL3: op(lambda xp, a, b: a @ b)}, lambda side: None, "",
+         label=lambda side: f"{side}x{side} float32", calls=LATENCY_CALLS, ref="best",
+         curated=True, rtol=1e-4),
+    Case("latency", "x[idx]", "small", _sizes([16], [16], [16]),
+         lambda small, length: (_floats(length), np.random.default_rng(0).integers(
+             0, length, small, dtype=np.int64)),
+         {ALL3: op(lambda xp, a, i: a[i]), "pyopencl": op(lambda xp, a, i: cla.take(a, i))},
+         lambda small, length: None, "",
+         label=lambda small, length: f"{small} of {length:,} float32", fixed={"length": 1000},
+         calls=LATENCY_CALLS, ref="best", curated=True),
     # -- sorting: GB/s of the keys (and indices) read plus written once
     Case("sort", "sort float32", "n", _sizes([1000], ([1 << 20], [1 << 22]), [1 << 24]),
          _sort_data,
@@ -652,7 +715,8 @@ CASES = [
          {("numpy", "gpuarr", "cupy"): Impl(_logreg_eager),
           "gpuarr:symbolic": Impl(_logreg_symbolic, lambda be: be.lib == "gpuarr")},
          lambda samples, feats: None, "", label=lambda samples, feats: f"{samples}x{feats}",
-         fixed={"feats": 784}, ref="best", curated=True, want=_numpy_logreg, rtol=1e-4),
+         fixed={"feats": 784}, ref="best", curated=True, want=_numpy_logreg, rtol=1e-4,
+         also={"latency": _sizes([40], [400], [400])}),
 ]
 FAMILIES = tuple(dict.fromkeys(c.family for c in CASES))
 
@@ -709,6 +773,7 @@ class Instance:
     variant: str  # '' or 'tf32', ...
     size: str
     reason: str = ""  # a reason to skip, known before setup
+    family: str = ""  # the family it runs under (a case's own, or one of its `also`)
 
     @property
     def key(self):
@@ -756,11 +821,11 @@ class Instance:
     def result(self, seconds=None, status="ok", note=""):
         case = self.case
         return {
-            "family": case.family, "op": case.op, "label": self.label, "group": self.group,
-            "params": self.params, "backend": self.backend_name, "lib": self.backend.lib,
-            "variant": self.variant, "device": self.backend.device, "calls": self.calls,
-            "work": case.work(**self.params), "unit": case.unit, "ref": case.ref,
-            "seconds": seconds, "status": status, "note": note,
+            "family": self.family or case.family, "op": case.op, "label": self.label,
+            "group": self.group, "params": self.params, "backend": self.backend_name,
+            "lib": self.backend.lib, "variant": self.variant, "device": self.backend.device,
+            "calls": self.calls, "work": case.work(**self.params), "unit": case.unit,
+            "ref": case.ref, "seconds": seconds, "status": status, "note": note,
         }
 
 
@@ -788,38 +853,49 @@ def instances(size, backend_list, contexts, families=None, curated=False, only=N
     ranked = rank_backend(contexts) if any(b.lib == "gpuarr" for b in backend_list) else None
 
     def chosen(case):
-        name = f"{case.family} {case.op}".lower()
-        return not ((families and case.family not in families) or (
-            curated and not case.curated) or (only and not any(o.lower() in name for o in only)))
+        """(family, sizes): the family `case` runs under, its own or one of `also` that was
+        asked for, and its sizes there (None: the case's own); None if not chosen."""
+        if curated and not case.curated:
+            return None
+        for family in (case.family, *case.also):
+            name = f"{family} {case.op}".lower()
+            if (not families or family in families) and not (
+                    only and not any(o.lower() in name for o in only)):
+                return family, case.also.get(family)
+        return None
 
     copy = next(c for c in CASES if c.family == "elementwise" and c.op == "copy")
     reference = reference and any(chosen(c) and c.ref == "copy" for c in CASES)
     out = []
     for case in CASES:
-        if not (chosen(case) or (reference and case is copy)):
+        picked = chosen(case) or (reference and case is copy and (case.family, None))
+        if not picked:
             continue
+        family, sizes = picked
         pool = backend_list
         if case.ranks:
             pool = [b for b in backend_list if b.lib == "numpy"] + ([ranked] if ranked else [])
-        values = list(dict.fromkeys(v for cls in classes for v in case.values(size, cls, override)))
+        values = list(dict.fromkeys(v for cls in classes
+                                    for v in case.values(size, cls, override, sizes)))
         for value in values:
             params = case.params(value, override)
             for be in pool:
                 if be.lib == "numpy":
                     if value > case.host_max and not (override and case.param in override):
                         continue
-                elif value not in case.values(size, be.cls, override):
+                elif value not in case.values(size, be.cls, override, sizes):
                     continue
                 for key, impl in case.impls.items():
                     lib, _, variant = key.partition(":")
                     if lib == be.lib and (impl.available is None or impl.available(be)):
-                        out.append(Instance(case, params, be, variant, size))
+                        out.append(Instance(case, params, be, variant, size, family=family))
             if case.ranks and contexts and not ranked and any(
                     b.lib == "gpuarr" for b in backend_list):
                 out.append(Instance(
                     case, params, Backend("gpuarr", contexts[:1]), f"{case.ranks} contexts", size,
                     reason=f"needs a second usable device on the platform of "
-                           f"{contexts[0].devname} (PoCL: POCL_DEVICES='pthread pthread')"))
+                           f"{contexts[0].devname} (PoCL: POCL_DEVICES='pthread pthread')",
+                    family=family))
     return out
 
 
@@ -893,6 +969,41 @@ def derive(results):
     return out
 
 
+PEERS = (("floor", "pyopencl", "floor"), ("pyopencl", "pyopencl", ""), ("cupy", "cupy", ""))
+RATIOS_NOTE = ("time per call of each gpuarr row over its peer's (below 1: gpuarr is faster). "
+               "floor: pyopencl[floor] on the same device, a y = a + b kernel on 16 floats built "
+               "once, output from a memory pool, its argument set per call, enqueue; pyopencl "
+               "and cupy: pyopencl.array and CuPy in the same group (CuPy's own GPU).")
+
+
+def latency_ratios(results):
+    """The latency family's gpuarr rows beside the floor, pyopencl.array and CuPy: dicts
+    with group, backend, seconds and one ratio (gpuarr's time over the peer's) per PEERS."""
+    ok = [r for r in results if r["status"] == "ok" and r["family"] == "latency"]
+    floor = {r["device"]: r["seconds"] for r in ok
+             if r["lib"] == "pyopencl" and r["variant"] == "floor"}
+    rows = []
+    for r in ok:
+        if r["lib"] != "gpuarr":
+            continue
+        row = {"group": r["group"], "backend": r["backend"], "seconds": r["seconds"]}
+        for name, lib, variant in PEERS:
+            if name == "floor":
+                peer = floor.get(r["device"])
+            else:  # pyopencl on the same device; cupy on its own
+                peer = next((p["seconds"] for p in ok if p["group"] == r["group"]
+                             and p["lib"] == lib and p["variant"] == variant
+                             and (lib == "cupy" or p["device"] == r["device"])), None)
+            row[name] = r["seconds"] / peer if peer else None
+        rows.append(row)
+    return rows
+
+
+def _ratio_cells(row):
+    return [row["group"], row["backend"], _time(row["seconds"]),
+            *("-" if row[name] is None else f"{row[name]:.2f}x" for name, _, _ in PEERS)]
+
+
 def _time(s):
     if s is None:
         return "-"
@@ -943,6 +1054,15 @@ def text(results):
             lines.append("  " + "  ".join([row[0].ljust(widths[0]), row[1].rjust(widths[1]),
                                            row[2].rjust(widths[2]), row[3].rjust(7),
                                            row[4]]).rstrip())
+    ratios = latency_ratios(results)
+    if ratios:
+        rows = [["operation", "backend", "time", *(f"/ {name}" for name, _, _ in PEERS)],
+                *map(_ratio_cells, ratios)]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        lines += ["", "latency ratios: " + RATIOS_NOTE]
+        for row in rows:
+            lines.append("  " + "  ".join([row[0].ljust(widths[0]), row[1].ljust(widths[1]),
+                                           *(c.rjust(w) for c, w in zip(row[2:], widths[2:]))]))
     return "\n".join(lines)
 
 
@@ -975,6 +1095,13 @@ def markdown(results, meta):
                 else:
                     out.append(f"| {name} | {' | '.join(row)} |")
         out.append("")
+        ratios = latency_ratios(results) if family == "latency" else []
+        if ratios:
+            out += [f"Ratios: {RATIOS_NOTE}", "",
+                    "| operation | backend | time | " + " | ".join(
+                        f"/ {name}" for name, _, _ in PEERS) + " |",
+                    "| --- | --- | ---: | " + " | ".join("---:" for _ in PEERS) + " |",
+                    *(f"| {' | '.join(_ratio_cells(row))} |" for row in ratios), ""]
     return "\n".join(out)
 
 

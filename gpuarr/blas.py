@@ -15,11 +15,18 @@ import math
 import numpy as np
 
 from . import clblast, config, dtypes, elemwise, tuning
-from .array import GpuArray, broadcast_to, check_same_context, to_device
+from .base import ArrayBase, broadcast_to, check_same_context, empty, to_device
 from .errors import ArgumentError, ArgumentTypeError, ShapeError, UnsupportedError
 from .kernels import get_kernel
+from .launch import enqueue
 from .reduction import ReductionKernel, device_class
 from .ufuncs import UFUNCS
+
+__all__ = [
+    "FUNCTIONS", "GEMM_SPACE", "GEMM_TILES", "GEMV_SHAPES", "MMA_TILES", "ProductMethods",
+    "builtin_tile", "check_tile", "dot", "gemm", "gemm_batched", "gemm_class", "gemm_into",
+    "gemv", "ger", "inner", "matmul", "outer", "shape_classes", "tensordot", "vdot",
+]
 
 # Work-group tile (mwg x nwg, k step kwg), work-group shape (mdimc x ndimc) and local memory
 # padding, options of kernels/gemm.cl.mako (vw, prefetch, db, unroll), by device class;
@@ -332,15 +339,15 @@ def _mma_ok(ctx, prec="f64"):
 def _mma_tile(ctx, prec):
     """MMA_TILES[prec]'s entry for ctx's device: an NVIDIA GPU whose compute capability the
     entry needs, on which the kernel builds and a probe product is right; else None.
-    Probed once per context and precision (ctx.plans)."""
+    Probed once per context and precision (ctx.state)."""
     key = ("gemm_mma", prec)
-    if key not in ctx.plans:
+    if key not in ctx.state:
         cc = _nv_capability(ctx)
         tiles = MMA_TILES[prec]
         majors = [v for v in tiles if cc and v <= cc[0]]
         entry = tiles[max(majors)] if majors and (prec != "f64" or ctx.fp64) else None
-        ctx.plans[key] = entry if entry and _mma_probe(ctx, prec, entry) else None
-    return ctx.plans[key]
+        ctx.state[key] = entry if entry and _mma_probe(ctx, prec, entry) else None
+    return ctx.state[key]
 
 
 def _mma_probe(ctx, prec, tile):
@@ -433,7 +440,7 @@ def _complex_gemm_into(alpha, a, b, beta, c):
     c._check_writeable()
     alpha, beta = complex(alpha), complex(beta)
     if alpha.imag or beta.imag:  # the product into a temporary, then alpha * T + beta * C
-        t = _complex_gemm_into(1, a, b, 0, GpuArray(c.shape, c.dtype, context=c.context))
+        t = _complex_gemm_into(1, a, b, 0, empty(c.shape, c.dtype, context=c.context))
         t = UFUNCS["multiply"](t, alpha, out=t)
         if beta != 0:
             t = UFUNCS["add"](t, UFUNCS["multiply"](c, beta), out=t)
@@ -456,17 +463,13 @@ def _launch(ctx, kernel, size, local, alpha, a, b, beta, c):
     args = [c.shape[1], c.shape[2], a.shape[2], acc(alpha), acc(beta)]
     for x in (a, b, c):
         sb, s1, s2 = _elements(x)
-        args += [x.storage.buffer, x.offset // x.itemsize, s1, s2, sb]
+        args += [x.storage, x.offset // x.itemsize, s1, s2, sb]
     return _enqueue(ctx, kernel, size, local, args, (a, b), c)
 
 
 def _enqueue(ctx, kernel, size, local, args, inputs, out):
     """Enqueue `kernel` after the last writes of its arrays; `out` records the event."""
-    queue = ctx.queue
-    wait_for = [e for x in (*inputs, out) for e in x.storage.wait_list(queue)]
-    with ctx.launch_lock:
-        event = kernel(queue, size, local, *args, wait_for=wait_for or None)
-    out.storage.written(event, queue)
+    enqueue(ctx, kernel, size, local, args, [x.storage for x in inputs], [out.storage])
     return out
 
 
@@ -492,7 +495,7 @@ def _packed(b):
     columns the kernel ran at 0.4x its rate at 2000)."""
     batch, k, n = b.shape
     pad = 64 // b.itemsize if n * b.itemsize % 4096 == 0 else 0
-    return GpuArray((batch, k, n + pad), b.dtype, context=b.context)[:, :, :n]._assign(b)
+    return empty((batch, k, n + pad), b.dtype, context=b.context)[:, :, :n]._assign(b)
 
 
 def _gemv_operands(a, b, c):
@@ -545,7 +548,7 @@ def _gemv_into(ctx, alpha, a, b, beta, c):
     args = [m, k, row_items, acc.type(alpha), acc.type(beta)]  # gemv's default beta is 0.0
     for x in (a, b, c):
         sb, s1, _ = _elements(x)
-        args += [x.storage.buffer, x.offset // x.itemsize, s1, sb]
+        args += [x.storage, x.offset // x.itemsize, s1, sb]
     return _enqueue(ctx, kernel, size, (local, 1, 1), args, (a, b), c)
 
 
@@ -556,7 +559,7 @@ def _as_batch(x):
 
 def _check_matrices(name, *arrays):
     for x in arrays:
-        if not isinstance(x, GpuArray):
+        if not isinstance(x, ArrayBase):
             raise ArgumentTypeError(f"{name} takes GpuArrays, got {type(x).__name__}")
     dt = arrays[0].dtype
     for x in arrays[1:]:
@@ -580,7 +583,7 @@ def gemm(alpha, A, B, beta=0.0, C=None, trans_a=False, trans_b=False, overwrite_
         raise ShapeError(f"gemm: op(A) is {op_a.shape}, op(B) is {op_b.shape}: inner "
                          f"dimensions differ")
     if C is None:
-        C, beta = GpuArray((m, n), A.dtype, context=ctx), 0.0
+        C, beta = empty((m, n), A.dtype, context=ctx), 0.0
     else:
         if C.shape != (m, n):
             raise ShapeError(f"gemm: C has shape {C.shape}, op(A) @ op(B) has {(m, n)}")
@@ -605,7 +608,7 @@ def gemm_batched(alpha, A, B, beta=0.0, C=None, trans_a=False, trans_b=False,
         raise ShapeError(f"gemm_batched: op(A) is {op_a.shape}, op(B) is {op_b.shape}")
     shape = (batch, op_a.shape[1], op_b.shape[2])
     if C is None:
-        C, beta = GpuArray(shape, A.dtype, context=ctx), 0.0
+        C, beta = empty(shape, A.dtype, context=ctx), 0.0
     elif C.shape != shape:
         raise ShapeError(f"gemm_batched: C has shape {C.shape}, the product has {shape}")
     elif not overwrite_c:
@@ -619,8 +622,8 @@ def gemm_batched(alpha, A, B, beta=0.0, C=None, trans_a=False, trans_b=False,
 
 def _as_arrays(*xs):
     """xs as GpuArrays; host data goes to the first GpuArray's context (else the default)."""
-    ctx = next((x.context for x in xs if isinstance(x, GpuArray)), None)
-    return [x if isinstance(x, GpuArray) else to_device(np.asarray(x), ctx) for x in xs]
+    ctx = next((x.context for x in xs if isinstance(x, ArrayBase)), None)
+    return [x if isinstance(x, ArrayBase) else to_device(np.asarray(x), ctx) for x in xs]
 
 
 @functools.lru_cache(maxsize=256)
@@ -630,7 +633,7 @@ def _matmul_dtype(a, b):
 
 def _check_out(name, out, shape, dt, casting):
     """numpy's out= rules for products: the product's shape, a dtype it casts to."""
-    if not isinstance(out, GpuArray):
+    if not isinstance(out, ArrayBase):
         raise ArgumentTypeError(f"{name}: out must be a GpuArray, got {type(out).__name__}")
     if out.shape != shape:
         raise ShapeError(f"{name}: out has shape {out.shape}, the product has {shape}")
@@ -666,7 +669,7 @@ def matmul(a, b, out=None):
         shape = shape[:-2] + shape[-1:]
     if b.ndim == 1:
         shape = shape[:-1]
-    result = GpuArray(shape, dt, context=ctx)
+    result = empty(shape, dt, context=ctx)
     batch = math.prod(batch_shape)
     gemm_into(1, _batched(a2.astype(dt, copy=False), batch_shape, (m, k)),
               _batched(b2.astype(dt, copy=False), batch_shape, (k, n)), 0,
@@ -788,13 +791,18 @@ def ger(alpha, x, y, A=None, overwrite_a=False):
     return UFUNCS["add"](A, update)
 
 
-def _install(cls):
-    cls.__matmul__ = lambda self, other: matmul(self, other)
-    cls.__rmatmul__ = lambda self, other: matmul(other, self)
-    cls.dot = lambda self, b, out=None: dot(self, b, out)
+class ProductMethods:
+    """`a @ b` and `a.dot(b)`. A mixin of GpuArray (gpuarr/array.py)."""
 
+    def __matmul__(self, other):
+        return matmul(self, other)
 
-_install(GpuArray)
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def dot(self, b, out=None):
+        """numpy.dot (see gpuarr.dot)."""
+        return dot(self, b, out)
 
 
 FUNCTIONS = {f.__name__: f for f in (matmul, dot, tensordot, inner, outer, vdot)}

@@ -14,6 +14,9 @@ import numpy as np
 import pyopencl as cl
 
 from .errors import GpuArrayError, KernelBuildError, OutOfMemory, UnsupportedError
+from .launch import record, waits
+
+__all__ = ["STATUS", "available", "gemm_into", "library"]
 
 _ROW_MAJOR, _COL_MAJOR = 101, 102  # CLBlastLayout
 _NO_TRANS, _TRANS = 111, 112  # CLBlastTranspose
@@ -172,7 +175,8 @@ def gemm_into(alpha, a, b, beta, c):
         args += [stride] if batch > 1 else []
     args += [batch] if batch > 1 else []
     queue = ctx.queue
-    wait_for = [e for x in (a, b, c) for e in x.storage.wait_list(queue)]
+    reads, writes = (a.storage, b.storage), (c.storage,)
+    wait_for = waits(queue, reads, writes)
     handle, event = ctypes.c_void_p(queue.int_ptr), ctypes.c_void_p()
     with ctx.launch_lock:
         if wait_for:  # CLBlast takes no wait list: the in-order queue waits here instead
@@ -188,5 +192,5 @@ def gemm_into(alpha, a, b, beta, c):
     # CLBlast hands over its last kernel's event: ours to release, so no extra retain.
     done = (cl.Event.from_int_ptr(event.value, retain=False) if event.value
             else cl.enqueue_marker(queue))
-    c.storage.written(done, queue)
+    record(done, queue, reads, writes)
     return c

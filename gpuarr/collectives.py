@@ -43,7 +43,13 @@ from .errors import (
     ShapeError,
     UnsupportedError,
 )
+from .launch import read_host, record, waits, write_host
 from .ufuncs import UFUNCS
+
+__all__ = [
+    "CHUNK_BYTES", "ID_BYTES", "MAP_BYTES", "RING_BYTES", "CommCliqueId", "GpuComm", "all_gather",
+    "all_reduce", "broadcast", "reduce", "reduce_scatter",
+]
 
 # In one process: messages of at least this many bytes take the ring, smaller ones the tree
 # (on PoCL, whose devices share the host's cores, the tree won below 64 MiB and tied above).
@@ -203,14 +209,15 @@ def _copy(dst, src):
     if src.size == 0 or (src.storage is dst.storage and src.offset == dst.offset):
         return
     sq, dq = src.context.queue, dst.context.queue
-    waits = src.storage.wait_list(sq) + dst.storage.wait_list(sq)
+    wait = waits(sq, (src.storage,), (dst.storage,)) or []
     if sq is not dq:
-        waits.append(cl.enqueue_marker(dq))
+        wait.append(cl.enqueue_marker(dq))
     event = cl.enqueue_copy(sq, dst.storage.buffer, src.storage.buffer, byte_count=src.nbytes,
-                            src_offset=src.offset, dst_offset=dst.offset, wait_for=waits or None)
+                            src_offset=src.offset, dst_offset=dst.offset, wait_for=wait or None)
+    record(event, sq, (src.storage,))
     if sq is not dq:
         event = cl.enqueue_marker(dq, wait_for=[event])
-    dst.storage.written(event, dq)
+    record(event, dq, (), (dst.storage,))
 
 
 def _fetch(src, ctx):
@@ -937,28 +944,24 @@ class GpuComm:
         if not self.context.device.cl_device.host_unified_memory or self.staging == "pinned":
             host = _pinned(self.context, flat.nbytes)[:flat.nbytes].view(flat.dtype)
             if read:
-                cl.enqueue_copy(q, host, flat.storage.buffer, src_offset=flat.offset,
-                                wait_for=flat.storage.wait_list(q) or None, is_blocking=True)
+                read_host(self.context, host, flat.storage, flat.offset)
             yield host
             if write:
-                event = cl.enqueue_copy(q, flat.storage.buffer, host, dst_offset=flat.offset,
-                                        wait_for=flat.storage.wait_list(q) or None,
-                                        is_blocking=True)
-                flat.storage.written(event, q)
+                write_host(self.context, flat.storage, host, flat.offset)
             return
         flags = (cl.map_flags.READ if read else 0) | (
             (cl.map_flags.WRITE if read else cl.map_flags.WRITE_INVALIDATE_REGION) if write
             else 0)
         host, _ = cl.enqueue_map_buffer(q, flat.storage.buffer, flags, flat.offset,
                                         (flat.size,), flat.dtype,
-                                        wait_for=flat.storage.wait_list(q) or None,
+                                        wait_for=waits(q, (), (flat.storage,)),
                                         is_blocking=True)
         try:
             yield host
         finally:
             event = host.base.release(q)
             if write:
-                flat.storage.written(event, q)
+                record(event, q, (), (flat.storage,))
 
     def _staging(self, nbytes):
         """This communicator's pinned slots: at least `nbytes`, kept between calls."""
@@ -991,8 +994,9 @@ class GpuComm:
             for flat, off, so in reads(a, c):
                 event = cl.enqueue_copy(q, slots[k % 2][so:so + c], flat.storage.buffer,
                                         src_offset=flat.offset + off * size,
-                                        wait_for=flat.storage.wait_list(q) or None,
+                                        wait_for=waits(q, (flat.storage,)),
                                         is_blocking=False)
+                record(event, q, (flat.storage,))
             return event
 
         pending = enqueue_reads(0)
@@ -1007,9 +1011,9 @@ class GpuComm:
             for flat, off, so in writes(a, c):
                 event = cl.enqueue_copy(q, flat.storage.buffer, slots[k % 2][so:so + c],
                                         dst_offset=flat.offset + off * size,
-                                        wait_for=flat.storage.wait_list(q) or None,
+                                        wait_for=waits(q, (), (flat.storage,)),
                                         is_blocking=False)
-                flat.storage.written(event, q)
+                record(event, q, (), (flat.storage,))
                 self._slot_busy[k % 2] = event
             pending = following
 

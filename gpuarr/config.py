@@ -14,6 +14,11 @@ from collections.abc import Callable, Mapping
 
 from .errors import FlagError
 
+__all__ = [
+    "ENV_VAR", "FLAGS", "RC_ENV_VAR", "DeviceSpec", "Flag", "Flags", "check_context_name", "flags",
+    "load", "parse_device", "parse_flags", "rc_path", "read_rc", "reload",
+]
+
 ENV_VAR = "GPUARR_FLAGS"
 RC_ENV_VAR = "GPUARRRC"
 
@@ -153,6 +158,9 @@ FLAGS = {
                              "ops on the host"),
     "profile": Flag(False, _parse_bool, "gpuarr.symbolic: profile every compiled function "
                     "and print the time per op at exit"),
+    "device_probe": Flag("cpu", _choice("cpu", "all", "off"),
+                         "check devices in a subprocess before first use (gpuarr.probe): "
+                         "cpu (CPU devices), all, or off"),
 }
 
 
@@ -170,6 +178,7 @@ class Flags:
     gemm_precision: str = "auto"
     assert_no_cpu_op: str = "ignore"
     profile: bool = False
+    device_probe: str = "cpu"
 
 
 def parse_flags(text, source=ENV_VAR):

@@ -16,9 +16,23 @@ import warnings
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-from . import config
-from .errors import ArgumentTypeError, ContextNotDefined, DeviceNotFound, OutOfMemory
+from . import config, probe
+from .caches import Cache
+from .errors import (
+    ArgumentTypeError,
+    ContextNotDefined,
+    DeviceNotFound,
+    DeviceUnusableError,
+    OutOfMemory,
+)
 from .memory import Arena, Storage
+
+__all__ = ["Context", "DeviceInfo", "contexts", "default_context", "find_device", "get_context",
+           "init", "list_devices"]
+
+# Entries each per-context cache keeps at most. A program costs its binary (kernels keep
+# theirs alive while cached); a plan or a ufunc's loop a few hundred bytes.
+_CACHE_BOUNDS = {"programs": 512, "kernels": 4096, "plans": 4096, "ufunc_calls": 2048}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +55,8 @@ class DeviceInfo:
     note: str
     cl_platform: cl.Platform = dataclasses.field(repr=False, compare=False)
     cl_device: cl.Device = dataclasses.field(repr=False, compare=False)
+    # The device probe's verdict (gpuarr.probe), as `python -m gpuarr info` shows it.
+    probe: str = dataclasses.field(default="", compare=False)
 
     @property
     def is_gpu(self):
@@ -56,13 +72,44 @@ class DeviceInfo:
         return any(text in f.lower() for f in fields)
 
 
+def _is_pocl(platform_name):
+    return "Portable Computing Language" in platform_name
+
+
+def _advice(info):
+    """What to install when `info`'s driver cannot run gpuarr's kernels."""
+    if _is_pocl(info.platform):
+        return ("install a PoCL built on a newer LLVM (Debian/Ubuntu: apt-get install "
+                "pocl-opencl-icd; conda: conda install -c conda-forge pocl); see "
+                "docs/cpu_devices.md")
+    return (f"update the {info.platform} driver, or pick another device "
+            f"(python -m gpuarr info lists them)")
+
+
 def _unusable_reason(platform, device):
-    # PoCL built against an LLVM that predates the host CPU targets "generic", which its
-    # own compiler then rejects ("unknown target CPU 'generic'"): every build would fail.
-    if "Portable Computing Language" in platform.name and device.version.endswith("-generic"):
+    # The guess used where the probe is off (flag device_probe=off): PoCL built against an
+    # LLVM that predates the host CPU targets "generic", which its own compiler then rejects
+    # ("unknown target CPU 'generic'"): every build would fail.
+    if _is_pocl(platform.name) and device.version.endswith("-generic"):
         return ("PoCL's LLVM does not know this CPU and cannot compile kernels for it; "
                 "install a newer PoCL (e.g. your distribution's pocl-opencl-icd)")
     return ""
+
+
+def _probed(found):
+    """`found` with the device probe's verdicts applied (gpuarr.probe): a failed probe makes
+    a device unusable, a passed one overrides _unusable_reason's guess."""
+    if probe.in_child():  # the probe's own process tries its device whatever the guess
+        return [dataclasses.replace(d, usable=True, note="", probe="probing") for d in found]
+    out = []
+    for d, v in zip(found, probe.probe_devices(found)):
+        if v.failed:
+            d = dataclasses.replace(d, usable=False,
+                                    note=f"its probe failed: {v.reason}; {_advice(d)}")
+        elif v.state == "ok":
+            d = dataclasses.replace(d, usable=True, note="")
+        out.append(dataclasses.replace(d, probe=v.describe()))
+    return out
 
 
 def _device_type(bits):
@@ -132,7 +179,7 @@ def list_devices():
                 except cl.Error:
                     devices = []
                 found += [_describe(p_index, platform, d, dev) for d, dev in enumerate(devices)]
-            _devices = tuple(found)
+            _devices = tuple(_probed(found))
         return list(_devices)
 
 
@@ -161,14 +208,24 @@ def find_device(text):
 
 def _usable_device(info):
     if not info.usable:
-        raise DeviceNotFound(f"device {info.name} ({info.device_name}) is unusable: {info.note}")
+        raise DeviceUnusableError(f"device {info.name} ({info.device_name}, {info.platform} "
+                                  f"{info.cl_device.driver_version}) is unusable: {info.note}")
     return info
 
 
 def _fallback_device():
-    usable = [d for d in list_devices() if d.usable]
+    devices = list_devices()
+    usable = [d for d in devices if d.usable]
     if not usable:
-        raise DeviceNotFound(f"no usable OpenCL device on this machine; devices: {_device_table()}")
+        if not devices:
+            raise DeviceNotFound("no OpenCL device on this machine (pip install "
+                                 "pocl-binary-distribution gives a CPU device)")
+        notes = {}  # devices of one driver (POCL_DEVICES='pthread pthread') share a note
+        for d in devices:
+            notes.setdefault((d.device_name, d.note), []).append(d.name)
+        why = "; ".join(f"{', '.join(names)} ({device}): {note}"
+                        for (device, note), names in notes.items())
+        raise DeviceUnusableError(f"no usable OpenCL device on this machine: {why}")
     return next((d for d in usable if d.is_gpu), usable[0])
 
 
@@ -192,12 +249,14 @@ class Context:
         self.cl_context = cl_context
         self.queue = cl.CommandQueue(cl_context, info.cl_device)
         self.names = []
-        self.kernels = {}  # filled by gpuarr.kernels
-        self.programs = {}  # programs of several kernels, by the kernels' families
-        self.plans = {}  # elementwise launch plans, filled by gpuarr.elemwise
-        self.kernel_args = {}  # kernel key -> the values its arguments hold now
-        self.ufunc_calls = {}  # (ufunc, operand types) -> its loop here, filled by gpuarr.ufuncs
-        self.launch_lock = threading.Lock()
+        # Bounded caches, one per kind (`caches`); a dropped entry is rebuilt on next use.
+        self.programs = Cache("programs", _CACHE_BOUNDS["programs"])  # gpuarr.kernels
+        self.kernels = Cache("kernels", _CACHE_BOUNDS["kernels"])  # launch.Launcher by key
+        self.plans = Cache("plans", _CACHE_BOUNDS["plans"])  # launch plans per layout
+        self.ufunc_calls = Cache("ufunc_calls", _CACHE_BOUNDS["ufunc_calls"])  # gpuarr.ufuncs
+        # Objects kept for the context's life: scratch arrays, probe results.
+        self.state = {}
+        self.launch_lock = threading.Lock()  # for libraries that launch on their own (CLBlast)
         d = info.cl_device
         self.max_work_group_size = d.max_work_group_size
         self.base_align = max(d.mem_base_addr_align // 8, 1)
@@ -270,6 +329,11 @@ class Context:
             return Storage(self, self._pool.allocate(nbytes), nbytes)
         except cl.Error as e:
             raise self._oom(nbytes, e) from None
+
+    @property
+    def caches(self):
+        """The context's bounded caches (each has .stats())."""
+        return (self.programs, self.kernels, self.plans, self.ufunc_calls)
 
     def free_held(self):
         """Give the pool's unused blocks back to the driver."""

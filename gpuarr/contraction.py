@@ -14,10 +14,12 @@ import string
 import numpy as np
 
 from . import blas, dtypes, reduction
-from .array import GpuArray, check_same_context, to_device
+from .base import ArrayBase, check_same_context, to_device
 from .context import get_context
 from .errors import ArgumentError, ArgumentTypeError, ShapeError
 from .ufuncs import UFUNCS
+
+__all__ = ["einsum"]
 
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
@@ -260,10 +262,10 @@ def einsum(subscripts, *operands, out=None, dtype=None, casting="safe", optimize
     if casting not in _CASTINGS:
         raise ArgumentError(f"casting must be one of {', '.join(map(repr, _CASTINGS))} "
                             f"(got {casting!r})")
-    gpu = [x for x in operands if isinstance(x, GpuArray)]
+    gpu = [x for x in operands if isinstance(x, ArrayBase)]
     ctx = check_same_context(*gpu) if gpu else get_context(None)
     # numpy converts operands with asarray: Python scalars are not weak here
-    arrays = [x if isinstance(x, GpuArray) else to_device(np.asarray(x), ctx) for x in operands]
+    arrays = [x if isinstance(x, ArrayBase) else to_device(np.asarray(x), ctx) for x in operands]
     labels, out_labels = _parse(subscripts, [x.shape for x in arrays])
     sizes = _sizes(labels, [x.shape for x in arrays])
     out_shape = tuple(sizes[c] for c in out_labels)
@@ -275,7 +277,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, casting="safe", optimize
             raise ArgumentTypeError(f"einsum: operand {k} cannot be cast from {x.dtype} to "
                                     f"{dt} according to the rule {casting!r}")
     if out is not None:
-        if not isinstance(out, GpuArray):
+        if not isinstance(out, ArrayBase):
             raise ArgumentTypeError(f"einsum: out must be a GpuArray, not {type(out).__name__}")
         check_same_context(arrays[0], out)
         if out.shape != out_shape:

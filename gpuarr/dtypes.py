@@ -5,6 +5,11 @@ import numpy as np
 from . import config
 from .errors import UnsupportedError
 
+__all__ = [
+    "SUPPORTED", "check_device", "cl_type", "compute_type", "default_for", "float_x",
+    "from_cl_type", "needs_fp64", "normalize",
+]
+
 # Storage type in OpenCL C, and the type computations use (float16 computes in float).
 _CL_TYPES = {
     np.dtype(np.bool_): ("uchar", "uchar"),

@@ -13,7 +13,6 @@ import math
 import re
 
 import numpy as np
-import pyopencl as cl
 
 from . import dtypes
 from .errors import (
@@ -24,6 +23,10 @@ from .errors import (
     ShapeError,
 )
 from .kernels import get_program, kernel_from
+from .launch import enqueue
+
+__all__ = ["ElemwiseKernel", "Loop", "Siblings", "bind_arguments", "broadcast_shape", "collapse",
+           "copy_loop", "lazy_kernels", "parse_arguments", "run", "run1", "run2", "run_plan"]
 
 _INT32_MAX = 2**31 - 1
 
@@ -47,6 +50,10 @@ class Loop:
     preamble: str = ""
     raw: bool = False
     siblings: object = None
+
+    @functools.cached_property
+    def has_scalars(self):
+        return any(spec[2] for spec in self.ins)
 
     def __hash__(self):
         # Hashed on every launch (plan lookup): compute once.
@@ -116,18 +123,16 @@ def _scalar_dtype(loop_dtype):
 class _Plan:
     """Everything about a launch that depends only on (loop, shapes, strides), not on data.
 
-    `launches` holds (kernel, arguments it holds now, global size, global offset): one on
-    GPUs; on CPUs an unguarded kernel over the whole work-groups and a guarded one for the
-    ragged tail, because PoCL vectorises across work-items only without the bounds check.
-    The held arguments are shared by every plan of a kernel, so a launch sets only those
-    that changed: usually just the output buffer.
+    `launches` holds (launcher, global size, global offset): one on GPUs; on CPUs an
+    unguarded kernel over the whole work-groups and a guarded one for the ragged tail,
+    because PoCL vectorises across work-items only without the bounds check.
     """
 
-    __slots__ = ("arg_types", "head", "launches", "max_offset", "tails")
+    __slots__ = ("head", "launches", "local", "max_offset", "tails")
 
-    def __init__(self, head, tails, max_offset, arg_types, launches):
+    def __init__(self, head, tails, max_offset, launches, local):
         self.head, self.tails, self.max_offset = head, tails, max_offset
-        self.arg_types, self.launches = arg_types, launches
+        self.launches, self.local = launches, local
 
 
 def _make_plan(ctx, loop, shape, arrays, wide=False):
@@ -151,21 +156,20 @@ def _make_plan(ctx, loop, shape, arrays, wide=False):
 
     def kernel(guarded):
         key = ("elemwise", loop, kdim, per_item, guarded, index_t)
-        k = ctx.kernels.get(key) or _kernel(ctx, key, loop, (kdim, per_item, guarded), index_t,
-                                            arg_dtypes)
-        return k, ctx.kernel_args.setdefault(key, [None] * len(arg_dtypes))
+        return ctx.kernels.get(key) or _kernel(ctx, key, loop, (kdim, per_item, guarded),
+                                               index_t, arg_dtypes)
 
     local = ctx.local_size
     launches = []
     bulk = n // local * local if per_item == 1 and ctx.device.type == "CPU" else 0
     if bulk:
-        launches.append((*kernel(False), (bulk,), None))
+        launches.append((kernel(False), (bulk,), None))
     if bulk < n:
         groups = -(-(n - bulk) // (local * per_item))
-        launches.append((*kernel(True), (groups * local,), (bulk,) if bulk else None))
+        launches.append((kernel(True), (groups * local,), (bulk,) if bulk else None))
     head = (n, *([] if contiguous else dims))
     tails = [() if contiguous else tuple(s) for s in strides]
-    return _Plan(head, tails, max_offset, arg_dtypes, launches)
+    return _Plan(head, tails, max_offset, tuple(launches), (local,))
 
 
 # Where kernels compile lazily, one program holds a loop's kernels for every layout up to
@@ -221,76 +225,91 @@ def run(loop, outputs, inputs, scalars=(), shape=None):
     ctx = out0.storage.context
     if shape is None:
         shape = out0.shape
-    arrays = [a for a, spec in zip(inputs, loop.ins) if not spec[2]]
-    arrays += outputs
-    key = (loop, shape, tuple([(a.shape, a.strides) for a in arrays]))
-    plans = ctx.plans
-    plan = plans.get(key, False)
+    if loop.has_scalars:
+        reads = [a for a, spec in zip(inputs, loop.ins) if not spec[2]]
+        scalars = [*[v for v, spec in zip(inputs, loop.ins) if spec[2]], *scalars]
+    else:
+        reads = inputs
+    arrays = [*reads, *outputs]
+    key = (loop, shape, *[v for a in arrays for v in (a.shape, a.strides)])
+    plan = ctx.plans.get(key, False)
     if plan is False:
-        plan = plans[key] = _make_plan(ctx, loop, shape, arrays)
+        plan = _new_plan(ctx, key, loop, shape, arrays)
     if plan is None:
         return None
-    queue = ctx.queue
-    args = list(plan.head)
-    wait_for = []
+    return run_plan(ctx, plan, loop, shape, arrays, scalars, len(reads))
+
+
+def _new_plan(ctx, key, loop, shape, arrays):
+    plan = ctx.plans[key] = _make_plan(ctx, loop, shape, arrays)
+    return plan
+
+
+def run_plan(ctx, plan, loop, shape, arrays, scalars, n_in):
+    """Enqueue `plan` for `arrays` (the first `n_in` read, the rest written) and scalars."""
+    args = [*plan.head]
+    storages = []
     for a, tail in zip(arrays, plan.tails):
-        st = a.storage
         offset = a.offset // a.dtype.itemsize
-        if offset > plan.max_offset:
+        if offset > plan.max_offset:  # past 32-bit indexing: a plan of its own, not kept
             plan = _make_plan(ctx, loop, shape, arrays, wide=True)
-            return _launch(plan, queue, arrays, inputs, loop, scalars, outputs)
-        args += (st.buffer, offset, *tail)
-        if st.event is not None and st.event_queue is not queue:
-            wait_for.append(st.event)
-    if len(arrays) != len(inputs) + len(outputs):
-        args += [v for v, spec in zip(inputs, loop.ins) if spec[2]]
-    args += scalars
-    local = (ctx.local_size,)
-    with ctx.launch_lock:  # a kernel's arguments are shared state: set and enqueue as one
-        for kernel, held, size, offset in plan.launches:
-            event = enqueue_held(queue, kernel, held, plan.arg_types, args, size, local, offset,
-                                 wait_for)
-    for a in outputs:
+            return run_plan(ctx, plan, loop, shape, arrays, scalars, n_in)
         st = a.storage
-        st.event = event
-        st.event_queue = queue
+        storages.append(st)
+        args += (st, offset, *tail)
+    args += scalars
+    reads, writes = storages[:n_in], storages[n_in:]
+    for launcher, size, offset in plan.launches:
+        event = enqueue(ctx, launcher, size, plan.local, args, reads, writes, offset)
     return event
 
 
-def enqueue_held(queue, kernel, held, arg_types, args, size, local, offset=None, wait_for=()):
-    """Set the arguments of `kernel` that differ from `held` (what it holds now, updated),
-    then enqueue it: cheaper than pyopencl's invoker, which sets them all. Call under the
-    context's launch_lock."""
-    for idx, (v, t) in enumerate(zip(args, arg_types)):
-        if t is None:
-            handle = 0 if v is None else v.int_ptr  # None: no buffer (0-size arrays)
-            if held[idx] != handle:
-                kernel.set_arg(idx, v)
-                held[idx] = handle
-        elif held[idx] != v or type(held[idx]) is not type(v):
-            kernel.set_arg(idx, t(v))
-            held[idx] = v
-    return cl.enqueue_nd_range_kernel(queue, kernel, size, local, offset,
-                                      wait_for=wait_for or None)
+# The common calls of ufuncs, unrolled (list building dominates a small launch's host time):
+# the keys are those `run` makes for the same operands.
+
+def run1(loop, out, a, scalars=()):
+    """run(loop, [out], inputs) where `a` is the one array input and `scalars` the values of
+    the scalar inputs, in order."""
+    ctx = out.storage.context
+    shape = out.shape
+    key = (loop, shape, a.shape, a.strides, shape, out.strides)
+    plan = ctx.plans.get(key, False)
+    if plan is False:
+        plan = _new_plan(ctx, key, loop, shape, (a, out))
+    if plan is None:
+        return None
+    oa, oo = a.offset // a.dtype.itemsize, out.offset // out.dtype.itemsize
+    if oa > plan.max_offset or oo > plan.max_offset:
+        return run_plan(ctx, plan, loop, shape, (a, out), scalars, 1)
+    ta, to = plan.tails
+    sa, so = a.storage, out.storage
+    args = [*plan.head, sa, oa, *ta, so, oo, *to, *scalars]
+    reads, writes = (sa,), (so,)
+    for launcher, size, offset in plan.launches:
+        event = enqueue(ctx, launcher, size, plan.local, args, reads, writes, offset)
+    return event
 
 
-def _launch(plan, queue, arrays, inputs, loop, scalars, outputs):
-    """The slow path of `run` (64-bit offsets): same launches, nothing cached."""
-    args = list(plan.head)
-    wait_for = []
-    for a, tail in zip(arrays, plan.tails):
-        args += (a.storage.buffer, a.offset // a.dtype.itemsize, *tail)
-        wait_for += a.storage.wait_list(queue)
-    args += [v for v, spec in zip(inputs, loop.ins) if spec[2]]
-    args += scalars
-    ctx = arrays[0].storage.context
-    with ctx.launch_lock:
-        for kernel, held, size, offset in plan.launches:
-            event = kernel(queue, size, (ctx.local_size,), *args, global_offset=offset,
-                           wait_for=wait_for or None)
-            held[:] = [None] * len(held)  # the invoker set every argument
-    for a in outputs:
-        a.storage.written(event, queue)
+def run2(loop, out, a, b):
+    """run(loop, [out], [a, b]) for two array inputs."""
+    ctx = out.storage.context
+    shape = out.shape
+    key = (loop, shape, a.shape, a.strides, b.shape, b.strides, shape, out.strides)
+    plan = ctx.plans.get(key, False)
+    if plan is False:
+        plan = _new_plan(ctx, key, loop, shape, (a, b, out))
+    if plan is None:
+        return None
+    oa, ob = a.offset // a.dtype.itemsize, b.offset // b.dtype.itemsize
+    oo = out.offset // out.dtype.itemsize
+    if oa > plan.max_offset or ob > plan.max_offset or oo > plan.max_offset:
+        return run_plan(ctx, plan, loop, shape, (a, b, out), (), 2)
+    ta, tb, to = plan.tails
+    sa, sb, so = a.storage, b.storage, out.storage
+    args = [*plan.head, sa, oa, *ta, sb, ob, *tb, so, oo, *to]
+    reads, writes = (sa, sb), (so,)
+    for launcher, size, offset in plan.launches:
+        event = enqueue(ctx, launcher, size, plan.local, args, reads, writes, offset)
     return event
 
 

@@ -5,6 +5,27 @@ numpy would raise for the same mistake, so `except ValueError` keeps working.
 Messages say what was wrong, quote the values involved and, where it helps, what to do.
 """
 
+__all__ = [
+    "ArgumentError",
+    "ArgumentTypeError",
+    "AxisError",
+    "BufferExportError",
+    "CommError",
+    "CommTimeout",
+    "ContextMismatch",
+    "ContextNotDefined",
+    "DeviceNotFound",
+    "DeviceUnusableError",
+    "FlagError",
+    "GpuArrayError",
+    "IndexOutOfRange",
+    "KernelBuildError",
+    "OutOfMemory",
+    "ReadOnlyError",
+    "ShapeError",
+    "UnsupportedError",
+]
+
 
 class GpuArrayError(Exception):
     """Base of every error gpuarr raises on purpose."""
@@ -16,6 +37,12 @@ class FlagError(GpuArrayError, ValueError):
 
 class DeviceNotFound(GpuArrayError, ValueError):
     """A device string names no device present on this machine, or is malformed."""
+
+
+class DeviceUnusableError(DeviceNotFound, RuntimeError):
+    """A device is present but its driver cannot run gpuarr's kernels (its probe failed, see
+    gpuarr.probe); the message says why and what to install. A DeviceNotFound too, so that
+    code catching absent devices keeps working."""
 
 
 class ContextNotDefined(GpuArrayError, ValueError):

@@ -17,11 +17,13 @@ import numbers
 import numpy as np
 
 from . import dtypes, elemwise
-from .array import GpuArray, check_same_context, to_device
+from .base import ArrayBase, check_same_context, empty, to_device
 from .context import get_context
 from .errors import ArgumentError, UnsupportedError
 from .kernels import cltypes, render, ufunc_ops
 from .ufuncs import Symbol, broadcast_shapes, lookup, scalar_converter, weak_type
+
+__all__ = ["Fused", "fuse"]
 
 
 class _Traced(Symbol):
@@ -141,16 +143,16 @@ class Fused:
         self._cache = {}
 
     def __call__(self, *args):
-        arrays = [a for a in args if isinstance(a, GpuArray)]
+        arrays = [a for a in args if isinstance(a, ArrayBase)]
         ctx = check_same_context(*arrays) if arrays else get_context()
         args = [to_device(a, ctx) if isinstance(a, np.ndarray) and a.ndim else a for a in args]
-        key = (ctx, tuple(a.dtype if isinstance(a, GpuArray) else _scalar_type(a) for a in args))
+        key = (ctx, tuple(a.dtype if isinstance(a, ArrayBase) else _scalar_type(a) for a in args))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._trace(args, ctx)
         loop, array_positions, scalar_sources, out_dtypes, single = entry
         shape = broadcast_shapes(*(args[k].shape for k in array_positions))
-        outs = [GpuArray(shape, dt, context=ctx) for dt in out_dtypes]
+        outs = [empty(shape, dt, context=ctx) for dt in out_dtypes]
         scalars = [scalar_converter(dt)(host(args)) for host, dt in scalar_sources]
         elemwise.run(loop, outs, [args[k] for k in array_positions], scalars)
         return outs[0] if single else tuple(outs)
@@ -159,7 +161,7 @@ class Fused:
         tracer = _Tracer()
         symbols, array_positions = [], []
         for k, a in enumerate(args):
-            if isinstance(a, GpuArray):
+            if isinstance(a, ArrayBase):
                 symbols.append(_Traced(tracer, a.dtype, code=f"in{len(array_positions)}"))
                 array_positions.append(k)
             elif isinstance(a, numbers.Number | np.generic):

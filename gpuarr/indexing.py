@@ -20,17 +20,17 @@ import operator
 import threading
 
 import numpy as np
-import pyopencl as cl
 
 from . import elemwise
-from .array import (
-    GpuArray,
+from .base import (
+    ArrayBase,
     _basic_index,
     _broadcast_assign_shape,
     _host_scalar,
     _is_scalar,
     _normalize_axis,
     broadcast_to,
+    empty,
     to_device,
 )
 from .context import get_context
@@ -41,6 +41,10 @@ from .errors import (
     ShapeError,
 )
 from .kernels import build, render
+from .launch import Launcher, copy_buffer, enqueue, read_host
+
+__all__ = ["FUNCTIONS", "IndexingMethods", "argwhere", "compact", "compress", "flatnonzero",
+           "getitem", "nonzero", "put", "setitem", "take", "take_along_axis"]
 
 _INT32_MAX = 2**31 - 1
 _MODES = {"raise": 0, "wrap": 1, "clip": 2}
@@ -70,16 +74,14 @@ class _Program:
         it, i32, u64 = self.itype.type, np.int32, np.uint64
         self.take, self.write, self.seq = {}, {}, {}
         for s in _ITEMS:
-            self.take[s] = k = getattr(program, f"ga_take_{s}")
-            k.set_scalar_arg_dtypes([it, it, i32, i32, None, it, None, it, None, None, None])
+            self.take[s] = Launcher(getattr(program, f"ga_take_{s}"),
+                                    [it, it, i32, i32, None, it, None, it, None, None, None])
             for table, name in ((self.write, "ga_mask_write"), (self.seq, "ga_mask_seq")):
-                table[s] = k = getattr(program, f"{name}_{s}")
-                k.set_scalar_arg_dtypes([it, it, i32, None, it, i32, u64, None, None, it, None,
-                                         None, it, it])
-        self.count = program.ga_mask_count
-        self.count.set_scalar_arg_dtypes([it, it, None, it, i32, u64, None])
-        self.scan = program.ga_mask_scan
-        self.scan.set_scalar_arg_dtypes([it, None])
+                table[s] = Launcher(getattr(program, f"{name}_{s}"),
+                                    [it, it, i32, None, it, i32, u64, None, None, it, None,
+                                     None, it, it])
+        self.count = Launcher(program.ga_mask_count, [it, it, None, it, i32, u64, None])
+        self.scan = Launcher(program.ga_mask_scan, [it, None])
 
 
 def mask_local_size(ctx):
@@ -122,16 +124,8 @@ def _elements(a):
 def _enqueue(ctx, kernel, size, local, args, reads=(), writes=()):
     """Launch `kernel` over `size` work-items (rounded up to `local`) after the last writes
     of the arrays it touches; record it as the last write of `writes`."""
-    queue = ctx.queue
-    wait = []
-    for a in (*reads, *writes):
-        wait += a.storage.wait_list(queue)
-    with ctx.launch_lock:
-        event = kernel(queue, (-(-size // local) * local,), (local,), *args,
-                       wait_for=wait or None)
-    for a in writes:
-        a.storage.written(event, queue)
-    return event
+    return enqueue(ctx, kernel, (-(-size // local) * local,), (local,), args,
+                   [a.storage for a in reads], [a.storage for a in writes])
 
 
 def _params(ctx, values, itype):
@@ -139,7 +133,7 @@ def _params(ctx, values, itype):
     host = np.asarray(values, itype)
     # Kept on the context: a module-level WeakKeyDictionary would keep it alive through the
     # arrays it holds, so a released context would never be freed.
-    cache = ctx.plans.setdefault(("indexing", "params"), {})
+    cache = ctx.state.setdefault(("indexing", "params"), {})
     key = (host.dtype.char, host.tobytes())
     buf = cache.get(key)
     if buf is None:
@@ -154,16 +148,15 @@ _flag_lock = threading.Lock()
 
 def _flag(ctx):
     """The context's error flag: [claimed, index, axis, size], zero while nothing failed."""
-    flag = ctx.plans.get(("indexing", "flag"))
+    flag = ctx.state.get(("indexing", "flag"))
     if flag is None:
-        flag = ctx.plans["indexing", "flag"] = GpuArray((4,), np.int64, context=ctx).fill(0)
+        flag = ctx.state["indexing", "flag"] = empty((4,), np.int64, context=ctx).fill(0)
     return flag
 
 
 def _raise_if_flagged(ctx, flag):
     host = np.empty(4, np.int64)
-    cl.enqueue_copy(ctx.queue, host, flag.storage.buffer,
-                    wait_for=flag.storage.wait_list(ctx.queue) or None, is_blocking=True)
+    read_host(ctx, host, flag.storage, 0)
     if host[0]:
         flag.fill(0)
         raise IndexOutOfRange(f"index {host[1]} is out of bounds for axis {host[2]} with "
@@ -181,7 +174,7 @@ class _Index:
 
     def __init__(self, array, size, stride, axis, bshape):
         self.array, self.size, self.stride, self.axis = array, size, stride, axis
-        if isinstance(array, GpuArray):
+        if isinstance(array, ArrayBase):
             strides = [s // array.itemsize for s in array.strides]
         else:
             strides = [s // 8 for s in array.strides]
@@ -205,14 +198,14 @@ def _pack(ctx, arrays):
     """One device buffer holding every index array: (buffer, element offsets, the arrays
     and buffers the kernel reads). Device arrays sharing one storage are used in place;
     otherwise host arrays are uploaded once and device ones copied in, layouts kept."""
-    dev = [a for a in arrays if isinstance(a, GpuArray)]
+    dev = [a for a in arrays if isinstance(a, ArrayBase)]
     if not arrays:
         return None, [], []
     if len(dev) == len(arrays) and all(a.storage is dev[0].storage for a in dev):
-        return dev[0].storage.buffer, [a.offset // a.itemsize for a in dev], [dev[0]]
+        return dev[0].storage, [a.offset // a.itemsize for a in dev], [dev[0]]
     places, pos = [], 0
     for a in arrays:
-        if isinstance(a, GpuArray) and a.size:
+        if isinstance(a, ArrayBase) and a.size:
             lo, hi = a._extent()
         else:
             lo, hi = 0, a.nbytes
@@ -220,27 +213,22 @@ def _pack(ctx, arrays):
         pos += -(-(hi - lo) // 16) * 16
     host = np.zeros(max(pos, 16), np.uint8)
     for a, (at, _) in zip(arrays, places):
-        if not isinstance(a, GpuArray):
+        if not isinstance(a, ArrayBase):
             host[at:at + a.nbytes] = a.reshape(-1).view(np.uint8)
     pack = to_device(host, ctx)
-    queue = ctx.queue
     offsets = []
     for a, (at, lo) in zip(arrays, places):
-        if isinstance(a, GpuArray):
+        if isinstance(a, ArrayBase):
             if a.size:
-                event = cl.enqueue_copy(queue, pack.storage.buffer, a.storage.buffer,
-                                        byte_count=a._extent()[1] - lo, src_offset=lo,
-                                        dst_offset=at,
-                                        wait_for=a.storage.wait_list(queue) or None)
-                pack.storage.written(event, queue)
+                copy_buffer(ctx, pack.storage, a.storage, a._extent()[1] - lo, at, lo)
             offsets.append((at + a.offset - lo) // a.itemsize)
         else:
             offsets.append(at // 8)
-    return pack.storage.buffer, offsets, [pack]
+    return pack.storage, offsets, [pack]
 
 
 def _code(a):
-    return _CODES[a.dtype.name] if isinstance(a, GpuArray) else 7
+    return _CODES[a.dtype.name] if isinstance(a, ArrayBase) else 7
 
 
 # ---------------------------------------------------------------- gather / scatter
@@ -287,10 +275,10 @@ def _take(data, shape, data_strides, b0, nb, indices, dense, direction, mode):
         items = n // last * -(-last // run)
     else:
         run = 1
-    args = (items, run, direction, mode, data.storage.buffer, data.offset // data.itemsize,
-            None if dense is None else dense.storage.buffer,
+    args = (items, run, direction, mode, data.storage, data.offset // data.itemsize,
+            None if dense is None else dense.storage,
             0 if dense is None else dense.offset // dense.itemsize, buffer,
-            params.storage.buffer, flag.storage.buffer)
+            params.storage, flag.storage)
     reads = [*keep, params] + ([dense] if dense is not None and direction == 1 else [])
     writes = [flag] + ([data] if direction == 1 else [dense] if direction == 0 else [])
     kernel = prog.take[data.itemsize]
@@ -305,7 +293,7 @@ def _take(data, shape, data_strides, b0, nb, indices, dense, direction, mode):
 def _copy(src, dst=None):
     """dst[...] = src for one dtype and shape, any layouts (the take kernel, no index)."""
     if dst is None:
-        dst = GpuArray._empty(src.context, src.shape, src.dtype)
+        dst = ArrayBase._empty(src.context, src.shape, src.dtype)
     strides = elemwise._element_strides(src, src.ndim)
     _take(src, src.shape, strides, 0, 0, [], dst, 0, 0)
     return dst
@@ -316,7 +304,7 @@ def _contiguous(a):
 
 
 def _as_array(a, ctx=None):
-    if isinstance(a, GpuArray):
+    if isinstance(a, ArrayBase):
         return a if ctx is None or a.context is ctx else a.transfer(ctx)
     return to_device(np.asarray(a), get_context(ctx))
 
@@ -332,7 +320,7 @@ def _check_mode(mode):
 def _mask_args(mask):
     """(buffer, byte offset, element size, magnitude bits) of a C-contiguous mask."""
     mag = _MAGNITUDE.get(mask.dtype.name, 2**64 - 1)
-    return (mask.storage.buffer, mask.offset, mask.itemsize, mag)
+    return (mask.storage, mask.offset, mask.itemsize, mag)
 
 
 def _mask_counts(prog, mask, n, s):
@@ -344,19 +332,17 @@ def _mask_counts(prog, mask, n, s):
     target = ctx.device.compute_units * (16 if ctx.device.is_gpu else 4)
     per = -(-tiles // min(tiles, target))
     groups = -(-tiles // per)
-    counts = GpuArray((groups + 1,), prog.itype, context=ctx)
+    counts = empty((groups + 1,), prog.itype, context=ctx)
     local = prog.local
     _enqueue(ctx, prog.count, groups * local, local,
-             (n, per * tile, *_mask_args(mask), counts.storage.buffer), [mask], [counts])
-    _enqueue(ctx, prog.scan, local, local, (groups, counts.storage.buffer), [], [counts])
+             (n, per * tile, *_mask_args(mask), counts.storage), [mask], [counts])
+    _enqueue(ctx, prog.scan, local, local, (groups, counts.storage), [], [counts])
     return counts, groups, per * tile
 
 
 def _total(counts, groups):
     host = np.empty(1, counts.dtype)
-    q = counts.context.queue
-    cl.enqueue_copy(q, host, counts.storage.buffer, src_offset=groups * counts.itemsize,
-                    wait_for=counts.storage.wait_list(q) or None, is_blocking=True)
+    read_host(counts.context, host, counts.storage, groups * counts.itemsize)
     return int(host[0])
 
 
@@ -369,9 +355,9 @@ def _mask_write(prog, direction, mask, counts, groups, chunk, data, prm, dense, 
     ctx = mask.context
     params = _params(ctx, prm, prog.itype)
     s = data.itemsize
-    args = (mask.size, chunk, direction, *_mask_args(mask), counts.storage.buffer,
-            data.storage.buffer, data.offset // s, params.storage.buffer,
-            dense.storage.buffer, dense.offset // dense.itemsize, dense_step)
+    args = (mask.size, chunk, direction, *_mask_args(mask), counts.storage,
+            data.storage, data.offset // s, params.storage,
+            dense.storage, dense.offset // dense.itemsize, dense_step)
     reads = [mask, counts, params, dense if direction == 1 else data]
     writes = [data if direction == 1 else dense]
     if mask_sequential(ctx):
@@ -386,7 +372,7 @@ def _layout_wide(*arrays):
 
 def _device_mask(mask, ctx):
     """A boolean key as a C-contiguous GpuArray on `ctx`."""
-    if isinstance(mask, GpuArray):
+    if isinstance(mask, ArrayBase):
         return _contiguous(mask if mask.context is ctx else mask.transfer(ctx))
     return to_device(np.asarray(mask, order="C"), ctx)
 
@@ -405,11 +391,11 @@ def compact(x, mask):
     mask = _device_mask(mask, ctx)
     n = x.size
     if n == 0:
-        return GpuArray._empty(ctx, (0,), x.dtype)
+        return ArrayBase._empty(ctx, (0,), x.dtype)
     prog = _program(ctx, _layout_wide(x, mask))
     counts, groups, chunk = _mask_counts(prog, mask, n, x.itemsize)
     total = _total(counts, groups)
-    out = GpuArray._empty(ctx, (total,), x.dtype)
+    out = ArrayBase._empty(ctx, (total,), x.dtype)
     if total:
         dims, (_, strides) = elemwise.collapse(
             list(x.shape), [_c_strides(x.shape), elemwise._element_strides(x, x.ndim)])
@@ -451,11 +437,11 @@ def _nonzero_coords(a):
     ctx = a.context
     mask = _contiguous(a)
     if a.size == 0:
-        return GpuArray._empty(ctx, (a.ndim, 0), np.dtype(np.int64))
+        return ArrayBase._empty(ctx, (a.ndim, 0), np.dtype(np.int64))
     prog = _program(ctx, _layout_wide(mask) or a.size * a.ndim > _INT32_MAX)
     counts, groups, chunk = _mask_counts(prog, mask, a.size, 8)
     total = _total(counts, groups)
-    out = GpuArray._empty(ctx, (a.ndim, total), np.dtype(np.int64))
+    out = ArrayBase._empty(ctx, (a.ndim, total), np.dtype(np.int64))
     if total:
         _mask_write(prog, 2, mask, counts, groups, chunk, out,
                     _data_prm(a.shape, [0] * a.ndim), out, total)
@@ -474,7 +460,7 @@ def _key_items(a, key):
             items.append(np.array(bool(k)))
         elif isinstance(k, numbers.Integral):
             items.append(operator.index(k))
-        elif isinstance(k, GpuArray):
+        elif isinstance(k, ArrayBase):
             if k.dtype.kind not in "iub":
                 raise IndexOutOfRange("arrays used as indices must be of integer (or boolean) "
                                       "type")
@@ -493,7 +479,7 @@ def _key_items(a, key):
 
 
 def _is_array(k):
-    return isinstance(k, np.ndarray | GpuArray)
+    return isinstance(k, np.ndarray | ArrayBase)
 
 
 def _parse(a, key):
@@ -527,7 +513,7 @@ def _parse(a, key):
         elif k.dtype.kind == "b":
             positions.append(pos)
             if k.ndim == 0:  # a new axis of length 1, indexed by [0] or []
-                true = bool(k.get() if isinstance(k, GpuArray) else k)
+                true = bool(k.get() if isinstance(k, ArrayBase) else k)
                 basic.append(None)
                 entries.append((vd, np.zeros(int(true), np.int64), -1))
                 vd += 1
@@ -537,7 +523,7 @@ def _parse(a, key):
                     raise IndexOutOfRange(
                         f"boolean index did not match indexed array along axis {ad + j}; "
                         f"size of axis is {n} but size of corresponding boolean axis is {m}")
-            if isinstance(k, GpuArray):
+            if isinstance(k, ArrayBase):
                 coords = _nonzero_coords(k)
                 coords = [coords[j] for j in range(k.ndim)]
             else:
@@ -593,7 +579,7 @@ def _full_mask(a, key):
     k = key[0] if isinstance(key, tuple) and len(key) == 1 else key
     if isinstance(k, list):
         k = np.asarray(k)
-    if (isinstance(k, np.ndarray | GpuArray) and k.dtype == np.bool_ and a.ndim
+    if (isinstance(k, np.ndarray | ArrayBase) and k.dtype == np.bool_ and a.ndim
             and k.shape == a.shape):
         return k
     return None
@@ -606,14 +592,14 @@ def getitem(a, key):
         return compact(a, mask)
     view, entries, adjacent = _parse(a, key)
     shape, strides, b0, nb, indices = _layout(view, entries, adjacent)
-    out = GpuArray._empty(a.context, shape, a.dtype)
+    out = ArrayBase._empty(a.context, shape, a.dtype)
     _take(view, shape, strides, b0, nb, indices, out, 0, 0)
     return out
 
 
 def _value_array(value, a):
     """`value` as a GpuArray of a's dtype on a's context (numpy's setitem cast)."""
-    if isinstance(value, GpuArray):
+    if isinstance(value, ArrayBase):
         v = value if value.context is a.context else value.transfer(a.context)
         return v if v.dtype == a.dtype else v.astype(a.dtype)
     if isinstance(value, np.ndarray):
@@ -638,7 +624,7 @@ def _scatter(data, shape, strides, b0, nb, indices, value, mode):
         value = _copy(value)
     value = broadcast_to(value.reshape(src), shape)
     for ix in indices:  # indices read while data is written: never the same bytes
-        if isinstance(ix.array, GpuArray) and ix.array._may_share(data):
+        if isinstance(ix.array, ArrayBase) and ix.array._may_share(data):
             ix.array = _copy(ix.array)
             ix.bstrides = _Index(ix.array, 0, 0, 0, shape[b0:b0 + nb]).bstrides
     if mode == 0 and indices:
@@ -663,7 +649,7 @@ def setitem(a, key, value):
 
 def _index_operand(indices, ctx, what="indices"):
     """Integer indices as a host int64 array or a GpuArray of integers (bool reads as 0/1)."""
-    if isinstance(indices, GpuArray):
+    if isinstance(indices, ArrayBase):
         if indices.dtype.kind not in "iub":
             raise ArgumentTypeError(f"Cannot cast array data from dtype('{indices.dtype}') to "
                                     f"dtype('int64') according to the rule 'safe'")
@@ -699,8 +685,8 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         [st // s for st in a.strides[axis + 1:]]
     index = _Index(idx, size, a.strides[axis] // s, axis, idx.shape)
     target = _check_out(out, shape, a, "take")
-    if target is out and isinstance(idx, GpuArray) and out._may_share(idx):
-        target = GpuArray._empty(a.context, shape, a.dtype)
+    if target is out and isinstance(idx, ArrayBase) and out._may_share(idx):
+        target = ArrayBase._empty(a.context, shape, a.dtype)
     _take(a, shape, strides, axis, idx.ndim, [index], target, 0, m)
     return _finish_out(out, target)
 
@@ -709,8 +695,8 @@ def _check_out(out, shape, a, name):
     """The array a gather writes: `out` itself, or a new one when out needs a cast or
     overlaps `a`."""
     if out is None:
-        return GpuArray._empty(a.context, tuple(shape), a.dtype)
-    if not isinstance(out, GpuArray):
+        return ArrayBase._empty(a.context, tuple(shape), a.dtype)
+    if not isinstance(out, ArrayBase):
         raise ArgumentTypeError(f"{name}: out must be a GpuArray, not {type(out).__name__}")
     if out.shape != tuple(shape):
         raise ShapeError(f"output array does not match result of {name}: out has shape "
@@ -720,9 +706,9 @@ def _check_out(out, shape, a, name):
         if not np.can_cast(a.dtype, out.dtype, "safe"):
             raise ArgumentTypeError(f"Cannot cast array data from dtype('{a.dtype}') to "
                                     f"dtype('{out.dtype}') according to the rule 'safe'")
-        return GpuArray._empty(a.context, tuple(shape), a.dtype)
+        return ArrayBase._empty(a.context, tuple(shape), a.dtype)
     if out._may_share(a) or out.context is not a.context:
-        return GpuArray._empty(a.context, tuple(shape), a.dtype)
+        return ArrayBase._empty(a.context, tuple(shape), a.dtype)
     return out
 
 
@@ -752,7 +738,7 @@ def take_along_axis(arr, indices, axis):
     strides = [0 if d == axis or arr.shape[d] == 1 else arr.strides[d] // s
                for d in range(arr.ndim)]
     index = _Index(idx, arr.shape[axis], arr.strides[axis] // s, axis, tuple(shape))
-    out = GpuArray._empty(arr.context, tuple(shape), arr.dtype)
+    out = ArrayBase._empty(arr.context, tuple(shape), arr.dtype)
     if arr.shape[axis] == 0 and idx.size:
         raise IndexOutOfRange("cannot do a non-empty take from an empty axes.")
     _take(arr, shape, strides, 0, len(shape), [index], out, 0, 0)
@@ -761,7 +747,7 @@ def take_along_axis(arr, indices, axis):
 
 def put(a, ind, v, mode="raise"):
     """numpy.put: a.flat[ind] = v, v repeated as needed; a is changed in place."""
-    if not isinstance(a, GpuArray):
+    if not isinstance(a, ArrayBase):
         raise ArgumentTypeError(f"put needs a GpuArray to write into, not {type(a).__name__}")
     a._check_writeable()
     m = _check_mode(mode)
@@ -809,7 +795,7 @@ def flatnonzero(a):
 def compress(condition, a, axis=None, out=None):
     """numpy.compress: the slices of `a` along `axis` where `condition` is true."""
     a = _as_array(a)
-    if isinstance(condition, GpuArray):
+    if isinstance(condition, ArrayBase):
         if condition.ndim != 1:
             raise ArgumentError("condition must be a 1-d array")
         idx = _nonzero_coords(condition)[0]
@@ -825,24 +811,34 @@ FUNCTIONS = dict(take=take, take_along_axis=take_along_axis, put=put, nonzero=no
                  argwhere=argwhere, flatnonzero=flatnonzero, compress=compress)
 
 
-def _install_methods(cls):
-    def take_method(self, indices, axis=None, out=None, mode="raise"):
+class IndexingMethods:
+    """numpy's advanced indexing in `x[key]` and `x[key] = v` (over ArrayBase's basic
+    indexing), and take, put, nonzero, compress. A mixin of GpuArray (gpuarr/array.py)."""
+
+    def __getitem__(self, key):
+        view = _basic_index(self, key)
+        if view is None:  # integer or boolean arrays: numpy's advanced indexing, a copy
+            return getitem(self, key)
+        return view
+
+    def __setitem__(self, key, value):
+        view = _basic_index(self, key)
+        if view is None:
+            return setitem(self, key, value)
+        view._assign_value(value)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
         return take(self, indices, axis, out, mode)
 
-    def put_method(self, indices, values, mode="raise"):
+    def put(self, indices, values, mode="raise"):
         return put(self, indices, values, mode)
 
-    def nonzero_method(self):
+    def nonzero(self):
         return nonzero(self)
 
-    def compress_method(self, condition, axis=None, out=None):
+    def compress(self, condition, axis=None, out=None):
         return compress(condition, self, axis, out)
 
-    for name, fn in (("take", take_method), ("put", put_method), ("nonzero", nonzero_method),
-                     ("compress", compress_method)):
-        fn.__name__ = name
-        fn.__doc__ = FUNCTIONS[name].__doc__
-        setattr(cls, name, fn)
-
-
-_install_methods(GpuArray)
+    for _fn in (take, put, nonzero, compress):
+        _fn.__doc__ = FUNCTIONS[_fn.__name__].__doc__
+    del _fn

@@ -19,8 +19,8 @@ import operator
 import numpy as np
 
 from . import config, dtypes, elemwise, reduction
-from .array import (
-    GpuArray,
+from .base import (
+    ArrayBase,
     _host_scalar,
     _normalize_axis,
     asarray,
@@ -40,6 +40,7 @@ from .errors import (
     UnsupportedError,
 )
 from .kernels import get_kernel, render
+from .launch import enqueue
 from .ufuncs import UFUNCS
 
 _RAW = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
@@ -53,14 +54,14 @@ _INT32_MAX = 2**31 - 1
 
 def _operands(values, out=None):
     """`values` as GpuArrays of one context (host data uploaded there), and that context."""
-    gpu = [v for v in (*values, out) if isinstance(v, GpuArray)]
+    gpu = [v for v in (*values, out) if isinstance(v, ArrayBase)]
     ctx = check_same_context(*gpu) if gpu else get_context()
-    return [v if isinstance(v, GpuArray) else asarray(v, context=ctx) for v in values], ctx
+    return [v if isinstance(v, ArrayBase) else asarray(v, context=ctx) for v in values], ctx
 
 
 def _sequence(arrays):
     """The arrays of a stacking call: a list, a tuple, or the rows of one array, as numpy."""
-    if isinstance(arrays, GpuArray):
+    if isinstance(arrays, ArrayBase):
         return list(arrays)
     if not hasattr(arrays, "__getitem__"):
         raise ArgumentTypeError('arrays to stack must be passed as a "sequence" type such as '
@@ -172,7 +173,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if out is not None and dtype is not None:
         raise ArgumentTypeError("concatenate() only takes `out` or `dtype` as an argument, "
                                 "but both were provided.")
-    if out is not None and not isinstance(out, GpuArray):
+    if out is not None and not isinstance(out, ArrayBase):
         raise ArgumentTypeError(f"out= must be a GpuArray, not {type(out).__name__}")
     arrays, ctx = _operands(_sequence(arrays), out)
     if not arrays:
@@ -303,7 +304,7 @@ def array_split(ary, indices_or_sections, axis=0):
     a = asarray(ary)
     ax = _normalize_axis(axis, a.ndim)
     total = a.shape[ax]
-    if isinstance(indices_or_sections, GpuArray):
+    if isinstance(indices_or_sections, ArrayBase):
         indices_or_sections = indices_or_sections.get().tolist()
     if _has_len(indices_or_sections):
         points = [_index(p, "split index") for p in indices_or_sections]
@@ -389,7 +390,7 @@ def repeat(a, repeats, axis=None):
     else:
         ax = _normalize_axis(axis, a.ndim)
     n = a.shape[ax]
-    if isinstance(repeats, GpuArray):
+    if isinstance(repeats, ArrayBase):
         check_same_context(a, repeats)
         _check_repeat_dtype(repeats.dtype, "array data")
         if repeats.ndim > 1:
@@ -496,16 +497,12 @@ def _take_axis(a, axis, m, mode, table=None, before=0):
     kernel = get_kernel(ctx, ("take_axis", item, index_t), "manipulation.cl.mako",
                         [itype] * 3 + [None, None] + [itype] * 4 + [np.int32, itype, itype, None],
                         name="take_axis", part="take", itemsize=item, index_t=index_t)
-    queue = ctx.queue
-    wait_for = a.storage.wait_list(queue) + (
-        table.storage.wait_list(queue) if table is not None else [])
     local = ctx.local_size
-    with ctx.launch_lock:
-        event = kernel(queue, (-(-total // local) * local,), (local,), total, m, inner,
-                       out.storage.buffer, a.storage.buffer, offset, *layout, _TAKE_MODES[mode],
-                       n, before, table.storage.buffer if table is not None else None,
-                       wait_for=wait_for or None)
-    out.storage.written(event, queue)
+    table = None if table is None else table.storage
+    enqueue(ctx, kernel, (-(-total // local) * local,), (local,),
+            [total, m, inner, out.storage, a.storage, offset, *layout, _TAKE_MODES[mode], n,
+             before, table], [a.storage] if table is None else [a.storage, table],
+            [out.storage])
     return out
 
 
@@ -545,7 +542,7 @@ def roll(a, shift, axis=None):
     if axis is None:
         return roll(_ravel(a), shift, 0).reshape(a.shape)
     axes = _axis_tuple(axis, a.ndim, allow_duplicate=True)
-    if isinstance(shift, GpuArray):
+    if isinstance(shift, ArrayBase):
         shift = shift.get()
     try:
         pairs = np.broadcast(shift, axes)
@@ -642,7 +639,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
             seq[_normalize_axis(ax, a.ndim)] = (width, width) if isinstance(
                 width, numbers.Integral) else tuple(width)
         pad_width = seq
-    if isinstance(pad_width, GpuArray):
+    if isinstance(pad_width, ArrayBase):
         pad_width = pad_width.get()
     widths = np.asarray(pad_width)
     if widths.dtype.kind != "i":
@@ -822,7 +819,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 def _python_values(*values):
     """True when no value carries a dtype (Python numbers and lists): floatX applies."""
-    return not any(isinstance(v, np.ndarray | np.generic | GpuArray) for v in values)
+    return not any(isinstance(v, np.ndarray | np.generic | ArrayBase) for v in values)
 
 
 def _is_host_scalar(v):
@@ -861,9 +858,9 @@ def _linspace(start, stop, num, endpoint, dtype, axis, context):
     if num < 0:
         raise ArgumentError(f"Number of samples, {num}, must be non-negative.")
     div = num - 1 if endpoint else num
-    gpu = [v for v in (start, stop) if isinstance(v, GpuArray)]
+    gpu = [v for v in (start, stop) if isinstance(v, ArrayBase)]
     ctx = check_same_context(*gpu) if gpu else get_context(context)
-    dt = np.result_type(*(v.dtype if isinstance(v, GpuArray) else
+    dt = np.result_type(*(v.dtype if isinstance(v, ArrayBase) else
                           v if _is_host_scalar(v) else np.asarray(v) for v in (start, stop)), 0.0)
     out_dtype = dt if dtype is None else dtypes.normalize(dtype)
     if dtypes.needs_fp64(dt) and not ctx.fp64 and not dtypes.needs_fp64(out_dtype):
@@ -884,7 +881,7 @@ def _linspace(start, stop, num, endpoint, dtype, axis, context):
         ins = ((dt.name, dt.name, True),) * 3
     else:
         if gpu:
-            lo, hi = (v if isinstance(v, GpuArray) else to_device(np.asarray(v, dt), ctx)
+            lo, hi = (v if isinstance(v, ArrayBase) else to_device(np.asarray(v, dt), ctx)
                       for v in (start, stop))
             delta = UFUNCS["subtract"](hi, lo, dtype=dt)
             step = UFUNCS["true_divide"](delta, div) if div > 0 else np.nan
@@ -923,15 +920,15 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, 
     if dtype is None and _python_values(start, stop, base) and not any(
             isinstance(v, complex) for v in (start, stop, base)):
         dtype = config.floatX
-    gpu = [v for v in (start, stop, base) if isinstance(v, GpuArray)]
+    gpu = [v for v in (start, stop, base) if isinstance(v, ArrayBase)]
     ctx = check_same_context(*gpu) if gpu else get_context(context)
-    if np.ndim(base) if not isinstance(base, GpuArray) else base.ndim:
+    if np.ndim(base) if not isinstance(base, ArrayBase) else base.ndim:
         # numpy: an array base broadcasts with start and stop, its samples along `axis`
-        ndmax = max(v.ndim if isinstance(v, GpuArray) else np.ndim(v) for v in (start, stop, base))
+        ndmax = max(v.ndim if isinstance(v, ArrayBase) else np.ndim(v) for v in (start, stop, base))
         start, stop, base = (v.reshape((1,) * (ndmax - v.ndim) + v.shape)
-                             if isinstance(v, GpuArray) else np.array(v, ndmin=ndmax)
+                             if isinstance(v, ArrayBase) else np.array(v, ndmin=ndmax)
                              for v in (start, stop, base))
-        base = expand_dims(base if isinstance(base, GpuArray) else to_device(base, ctx), axis)
+        base = expand_dims(base if isinstance(base, ArrayBase) else to_device(base, ctx), axis)
     # numpy's exponents are float64 for Python numbers; a device without fp64 computes
     # them in float32 when the result is not float64 anyway
     exact = ctx.fp64 or dtype is None or dtypes.needs_fp64(dtype) or dtypes.normalize(
@@ -946,3 +943,21 @@ FUNCTIONS = {f.__name__: f for f in (
     vsplit, dsplit, tile, repeat, flip, fliplr, flipud, roll, pad, broadcast_arrays, moveaxis,
     atleast_1d, atleast_2d, atleast_3d, tril, triu, diag, diagonal, trace, eye, identity,
     meshgrid, linspace, logspace, tri)}
+
+__all__ = ["FUNCTIONS", "ManipulationMethods", *FUNCTIONS]
+
+
+class ManipulationMethods:
+    """x.repeat(), x.diagonal(), x.trace(). A mixin of GpuArray (gpuarr/array.py)."""
+
+    def repeat(self, repeats, axis=None):
+        """Elements repeated (see gpuarr.repeat)."""
+        return repeat(self, repeats, axis)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        """A read-only view of a diagonal (see gpuarr.diagonal)."""
+        return diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        """Sum along a diagonal (see gpuarr.trace)."""
+        return trace(self, offset, axis1, axis2, dtype, out)

@@ -1,37 +1,67 @@
 """Device memory: the storage arrays share, and the preallocated arena.
 
-`Storage` is one allocation: the buffer kernels see, and the event of the last command that
-wrote it. Views of one array share one Storage, so a write through any view orders every
-later read of the same bytes, whichever queue it comes from.
+`Storage` is one allocation: the buffer kernels see, the event of the last command that
+wrote it, and the reads of it still pending on other queues. Views of one array share one
+Storage, so a write through any view orders every later read of the same bytes, and waits
+for earlier reads, whichever queue they come from.
 """
 
 import bisect
 import functools
+import itertools
+
+__all__ = ["Arena", "Storage"]
+
+_serials = itertools.count(1)
 
 
 class Storage:
-    """One device allocation (None buffer for 0 bytes) and its last writer's event."""
+    """One device allocation (None buffer for 0 bytes), its last writer's event and queue,
+    and `readers`: {queue: event} of reads on queues other than the writer's (or None).
 
-    __slots__ = ("_release", "buffer", "context", "event", "event_queue", "nbytes")
+    `serial` is unique per allocation for the life of the process: the launch path compares
+    it, not the driver's handle, to tell whether a kernel argument still holds this buffer
+    (a handle may be reused for new memory once the old is released)."""
+
+    __slots__ = ("_release", "buffer", "context", "event", "event_queue", "nbytes", "readers",
+                 "serial")
 
     def __init__(self, context, buffer, nbytes, release=None):
         self.context = context
         self.buffer = buffer
         self.nbytes = nbytes
         self.event = None
-        self.event_queue = None
+        self.event_queue = context.queue  # reads there need no record
+        self.readers = None
+        self.serial = next(_serials)
         self._release = release
 
     def wait_list(self, queue):
-        """Events a command on `queue` must wait for before it touches this storage."""
+        """Events a command on `queue` that reads this storage must wait for."""
         if self.event is None or self.event_queue is queue:
             return []
         return [self.event]
+
+    def write_wait_list(self, queue):
+        """Events a command on `queue` that writes this storage must wait for: the last
+        write and the reads pending on other queues."""
+        wait = self.wait_list(queue)
+        if self.readers:
+            wait += [e for q, e in self.readers.items() if q is not queue]
+        return wait
+
+    def read(self, event, queue):
+        """Record `event` (on `queue`) as a read, when another queue may write next."""
+        if queue is not self.event_queue:
+            if self.readers is None:
+                self.readers = {}
+            self.readers[queue] = event
 
     def written(self, event, queue):
         """Record `event` (enqueued on `queue`) as the last write of this storage."""
         self.event = event
         self.event_queue = queue
+        self.readers = None
         return event
 
     def __del__(self):

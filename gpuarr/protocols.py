@@ -11,8 +11,9 @@ UnsupportedError naming it: a GpuArray never takes a silent round trip through t
 device.
 
 numpy's ufuncs arrive through `__array_ufunc__` (gpuarr/ufuncs.py); this module wraps it so
-that np.vecdot reaches gpuarr.vecdot and a ufunc or method gpuarr lacks (np.frexp,
-np.add.reduce) raises the same UnsupportedError instead of numpy's generic TypeError.
+that np.matmul and np.vecdot reach gpuarr.matmul and gpuarr.vecdot and a ufunc or method
+gpuarr lacks (np.frexp, np.add.reduce) raises the same UnsupportedError instead of numpy's
+generic TypeError. `ArrayFunctionProtocol` carries both protocols into GpuArray's bases.
 """
 
 import functools
@@ -23,8 +24,12 @@ import numbers
 import numpy as np
 
 from . import ufuncs
-from .array import GpuArray
+from .array_api import vecdot
+from .base import ArrayBase
+from .blas import matmul
 from .errors import UnsupportedError
+
+__all__ = ["EXCLUDED", "NAMESPACES", "ArrayFunctionProtocol", "table"]
 
 # numpy namespace -> the gpuarr namespace holding its names
 NAMESPACES = {"numpy": "", "numpy.linalg": ".linalg"}
@@ -34,6 +39,7 @@ NAMESPACES = {"numpy": "", "numpy.linalg": ".linalg"}
 EXCLUDED = {
     "random": "a module, not a function",
     "linalg": "a module, not a function",
+    "bool": "a type, not a function (numpy 1.26 warns on np.bool)",
 }
 
 # numpy's dispatched functions are instances of this type; the other numpy callables reach
@@ -137,7 +143,7 @@ def table():
 def _array_function(self, func, types, args, kwargs):
     """numpy hands its functions called with GpuArrays to gpuarr (NEP 18)."""
     for t in types:
-        if not issubclass(t, GpuArray | np.ndarray):
+        if not issubclass(t, ArrayBase | np.ndarray):
             return NotImplemented
     entry = table().get(func)
     if entry is None:
@@ -161,14 +167,13 @@ def _vecdot(*inputs, axis=-1, **kwargs):
     if kwargs:
         raise UnsupportedError(f"numpy.vecdot(..., {', '.join(sorted(kwargs))}=...) is not "
                                f"supported for GpuArray; gpuarr.vecdot takes axis= only")
-    from .array_api import vecdot
     return vecdot(*inputs, axis=axis)
 
 
 # numpy ufuncs (not elementwise) that map onto gpuarr functions
-_GUFUNCS = {getattr(np, "vecdot", None): _vecdot}
+_GUFUNCS = {np.matmul: matmul, getattr(np, "vecdot", None): _vecdot}
 _GUFUNCS.pop(None, None)
-_OPERANDS = (GpuArray, np.ndarray, np.generic, numbers.Number)
+_OPERANDS = (ArrayBase, np.ndarray, np.generic, numbers.Number)
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
@@ -186,9 +191,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
                            f"the host")
 
 
-def _install(cls):
-    cls.__array_function__ = _array_function
-    cls.__array_ufunc__ = _array_ufunc
+class ArrayFunctionProtocol:
+    """numpy's protocols (NEP 13, NEP 18): numpy's ufuncs and functions called with
+    GpuArrays run on the device. A mixin of GpuArray (gpuarr/array.py)."""
 
-
-_install(GpuArray)
+    __array_function__ = _array_function
+    __array_ufunc__ = _array_ufunc

@@ -30,7 +30,7 @@ import operator
 import numpy as np
 
 from . import dtypes
-from .array import GpuArray, _normalize_axis, asarray
+from .base import ArrayBase, _normalize_axis, asarray
 from .context import get_context
 from .elemwise import broadcast_shape
 from .errors import (
@@ -40,7 +40,12 @@ from .errors import (
     ShapeError,
     UnsupportedError,
 )
+from .indexing import take
 from .kernels import get_kernel
+from .launch import enqueue
+from .reduction import count_nonzero, cumsum
+from .reduction import min as amin
+from .sorting import argsort
 
 _MASK64 = 2**64 - 1
 _COMMON_ARGS = [None, np.uint64, np.uint32, np.uint32, np.uint32, np.uint32, np.uint64]
@@ -153,7 +158,7 @@ def _scalar(out, shape, cast=None):
 
 
 def _is_array(value):
-    return isinstance(value, GpuArray) or np.ndim(value) > 0
+    return isinstance(value, ArrayBase) or np.ndim(value) > 0
 
 
 class Generator:
@@ -177,7 +182,7 @@ class Generator:
     def _draw(self, kind, dtype, shape, per_block, args, inputs=()):
         """A new array of `shape` (None: one element) from the next blocks of the stream."""
         ctx = self.context
-        out = GpuArray._empty(ctx, (1,) if shape is None else shape,
+        out = ArrayBase._empty(ctx, (1,) if shape is None else shape,
                               _I64 if kind == "cdf" else dtype)
         n = out.size
         if n == 0:
@@ -186,12 +191,10 @@ class Generator:
         bitgen = self._bit_generator
         pos = bitgen._reserve(blocks)
         kernel = _kernel(ctx, kind, dtype)
-        queue, local = ctx.queue, ctx.local_size
-        wait_for = [e for a in inputs for e in a.storage.wait_list(queue)]
-        with ctx.launch_lock:
-            event = kernel(queue, (-(-blocks // local) * local,), (local,), out.data, n,
-                           *bitgen.key, *bitgen.stream, pos, *args, wait_for=wait_for or None)
-        out.storage.written(event, queue)
+        local = ctx.local_size
+        enqueue(ctx, kernel, (-(-blocks // local) * local,), (local,),
+                [out.storage, n, *bitgen.key, *bitgen.stream, pos, *args],
+                [a.storage for a in inputs], [out.storage])
         return out
 
     def _float_dtype(self, dtype, what):
@@ -228,7 +231,7 @@ class Generator:
     def uniform(self, low=0.0, high=1.0, size=None, dtype=np.float64):
         """low + (high - low) * u, u uniform in [0, 1) (may reach high by rounding)."""
         if _is_array(low) or _is_array(high):
-            if not isinstance(low, GpuArray) and not isinstance(high, GpuArray):
+            if not isinstance(low, ArrayBase) and not isinstance(high, ArrayBase):
                 _check_finite(np.subtract(high, low, dtype=np.float64))
             dt = self._float_dtype(dtype, "uniform")
             lo, hi = (self._param(v, dt) for v in (low, high))
@@ -275,7 +278,7 @@ class Generator:
                                    "draw with scalar bounds, or rng.random() and scale")
         shape = _shape(size)
         if shape is not None and math.prod(shape) == 0:
-            return GpuArray._empty(self.context, shape, dt)
+            return ArrayBase._empty(self.context, shape, dt)
         low, high = int(low), int(high)
         top = high if endpoint else high - 1
         lo_bound, hi_bound = (0, 1) if dt.kind == "b" else (np.iinfo(dt).min, np.iinfo(dt).max)
@@ -299,10 +302,8 @@ class Generator:
 
     def _sort_keys(self, n):
         """A uniformly random permutation of range(n) (int64): argsort of 64-bit keys."""
-        from .sorting import argsort
-
         if n == 0:
-            return GpuArray._empty(self.context, (0,), _I64)
+            return ArrayBase._empty(self.context, (0,), _I64)
         keys = self.integers(0, 2**64, n, dtype=np.uint64)
         perm = argsort(keys)
         return perm if perm.dtype == _I64 else perm.astype(_I64)
@@ -315,8 +316,6 @@ class Generator:
         a = self._as_array(x)
         if a.ndim == 0:
             raise AxisError("axis 0 is out of bounds for array of dimension 0")
-        from .indexing import take
-
         return take(a, self._sort_keys(a.shape[0]), axis=0)
 
     def shuffle(self, x):
@@ -327,7 +326,7 @@ class Generator:
                                         "got a 0-d array")
             x[...] = self.permutation(asarray(x, context=self.context)).get()
             return
-        if not isinstance(x, GpuArray):
+        if not isinstance(x, ArrayBase):
             raise ArgumentTypeError(f"shuffle works in place on a GpuArray or a numpy array, "
                                     f"not {type(x).__name__}")
         if x.ndim == 0:
@@ -372,14 +371,12 @@ class Generator:
         elif replace:
             dt = cdf.dtype
             idx = self._draw("cdf", dt, shape, 2 if dt == _F64 else 4,
-                             (cdf.data, pop, dt.type(total)), inputs=(cdf,))
+                             (cdf.storage, pop, dt.type(total)), inputs=(cdf,))
         else:
             idx = self._sample_without(pop, count, p, cdf if p is not None else None)
             idx = idx.reshape((1,) if shape is None else shape)
         if arr is None:
             return int(idx.get()[0]) if shape is None else idx
-        from .indexing import take
-
         out = take(arr, idx, axis=axis)
         if shape is None:  # drop the sample axis; numpy gives a scalar for 1-d a
             out = out.reshape(arr.shape[:axis] + arr.shape[axis + 1:])
@@ -388,13 +385,11 @@ class Generator:
 
     def _sample_without(self, pop, count, p, cdf):
         """`count` distinct indices of range(pop), by p (a cdf on the device) if given."""
-        from .sorting import argsort
-
         if count == 0:
-            return GpuArray._empty(self.context, (0,), _I64)
+            return ArrayBase._empty(self.context, (0,), _I64)
         if p is None:
             return self._sort_keys(pop)[:count]
-        weights = asarray(p if isinstance(p, GpuArray) else np.asarray(p, np.float64),
+        weights = asarray(p if isinstance(p, ArrayBase) else np.asarray(p, np.float64),
                           cdf.dtype, context=self.context)
         keys = self.standard_exponential(pop, cdf.dtype) / weights  # p == 0: +inf, last
         order = argsort(keys)
@@ -404,10 +399,7 @@ class Generator:
         """(running sum of p on the device, its total, count of p > 0), after numpy's checks."""
         ctx = self.context
         dt = _F64 if ctx.fp64 else _F32
-        if isinstance(p, GpuArray):
-            from .reduction import count_nonzero, cumsum
-            from .reduction import min as amin
-
+        if isinstance(p, ArrayBase):
             _check_p_shape(p.ndim, p.size, pop)
             smallest = float(amin(p)) if p.size else 0.0
             cdf = cumsum(p.astype(dt))
@@ -429,12 +421,12 @@ class Generator:
 
     def _param(self, value, dt):
         """A distribution parameter as a GpuArray of dt on this generator's context."""
-        if isinstance(value, GpuArray):
+        if isinstance(value, ArrayBase):
             return asarray(value, dt, context=self.context)
         return asarray(np.asarray(value, dt), context=self.context)
 
     def _as_array(self, x):
-        if isinstance(x, GpuArray):
+        if isinstance(x, ArrayBase):
             return x
         return asarray(np.asarray(x), context=self.context)
 
@@ -467,9 +459,7 @@ def _check_finite(span):
 
 
 def _check_scale(scale):
-    if isinstance(scale, GpuArray):
-        from .reduction import min as amin
-
+    if isinstance(scale, ArrayBase):
         bad = scale.size and float(amin(scale)) < 0
     else:
         bad = np.any(np.asarray(scale) < 0)

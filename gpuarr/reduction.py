@@ -27,19 +27,28 @@ import numpy as np
 import pyopencl as cl
 
 from . import dtypes, elemwise
-from .array import (
-    GpuArray,
+from .base import (
+    ArrayBase,
     _normalize_axis,
     broadcast_to,
     check_same_context,
+    empty,
     full,
     to_device,
     zeros,
 )
 from .errors import ArgumentError, ArgumentTypeError, ContextMismatch, ShapeError, UnsupportedError
 from .kernels import get_program, kernel_from, render
+from .launch import Launcher, enqueue
 from .ufuncs import UFUNCS
 from .ufuncs import where as ufunc_where
+
+__all__ = [
+    "FUNCTIONS", "METHODS", "TUNING", "ReductionKernel", "ReductionMethods", "ScanKernel",
+    "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum",
+    "device_class", "max", "mean", "min", "nanmax", "nanmean", "nanmin", "nanprod", "nansum",
+    "prod", "ptp", "reduce", "scan", "std", "sum", "var",
+]
 
 _INT32_MAX = 2**31 - 1
 
@@ -121,8 +130,10 @@ class _Spec(dict):
 
 
 @functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024)
 def _spec(op, in_dtype, acc_dtype, out_dtype):
-    """The template parameters of builtin reduction `op` (a first stage)."""
+    """The template parameters of builtin reduction `op` (a first stage); made once per
+    dtypes (read-only: callers copy it to change it)."""
     map_expr, map_bool, reduce_expr, neutral_kind = _OPS[op]
     if isinstance(reduce_expr, dict):
         reduce_expr = reduce_expr.get(acc_dtype.kind, reduce_expr.get("*"))
@@ -150,7 +161,8 @@ def _out_shape(shape, axes, keepdims):
 def _check_out(out, shape, dtype, like):
     """A new output, or `out` checked; None where out needs a cast (numpy casts into out)."""
     if out is None:
-        return GpuArray(shape, dtype, context=like.context)
+        ctx = like.context
+        return ArrayBase._empty(ctx, shape, dtypes.check_device(dtype, ctx))
     if out.shape != shape:
         raise ArgumentError(f"output parameter for reduction has shape {out.shape}, "
                             f"expected {shape}")
@@ -169,23 +181,23 @@ def reduce(a, op, axis=None, acc_dtype=None, out_dtype=None, keepdims=False, out
     if result.size == 0:
         return result
     spec = _spec(op, a.dtype, acc_dtype, out_dtype)
-    if math.prod(a.shape[d] for d in axes) == 0:
+    if 0 in a.shape and math.prod(a.shape[d] for d in axes) == 0:
         neutral_kind = _OPS[op][3]
         if neutral_kind in ("lowest", "highest") or op in ("nanmax", "nanmin"):
             raise ArgumentError(f"zero-size array to reduction operation {op} which has no "
                                 f"identity")
         return result.fill({"zero": 0, "one": 1, "nan": np.nan}[neutral_kind])
-    source = _Source([a.storage.buffer], a.offset // a.itemsize, _elements(a.strides, a), [a])
+    source = _Source([a.storage], a.offset // a.itemsize, _elements(a.strides, a), [a])
     return _reduce_into(a.context, spec, a.shape, axes, source, result)
 
 
-@dataclasses.dataclass
 class _Source:
     """What a reduction reads: kernel arguments, element offset and strides, the arrays."""
-    args: list
-    offset: int
-    strides: list
-    arrays: list
+
+    __slots__ = ("args", "arrays", "offset", "strides")
+
+    def __init__(self, args, offset, strides, arrays):
+        self.args, self.offset, self.strides, self.arrays = args, offset, strides, arrays
 
 
 def _reduce_into(ctx, spec, shape, axes, source, out):
@@ -200,7 +212,7 @@ def _reduce_into(ctx, spec, shape, axes, source, out):
     bound = {"out": out}
     for role, (tshape, dtype) in temps.items():
         bound[role] = _counters(ctx, tshape) if role == "counters" else \
-            GpuArray(tshape, dtype, context=ctx)
+            ArrayBase._empty(ctx, tshape, dtype)
     for launch in launches:
         _run(ctx, launch, source, bound)
     return out
@@ -232,9 +244,9 @@ def _recipe(ctx, spec, shape, axes, source, out):
     if plan.parts == 1 and (plan.mode != "band" or out.dtype.name == acc):
         return [_prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, 0, kout)], {}
     # First stage: partial[p, o] (plus the indices for argmax/argmin); second: over p.
-    temps = {"partial": ((plan.parts, m), acc)}
+    temps = {"partial": ((plan.parts, m), np.dtype(acc))}
     if spec["arg"]:
-        temps["pidx"] = ((plan.parts, m), np.int64)
+        temps["pidx"] = ((plan.parts, m), np.dtype(np.int64))
     if plan.mode == "group":  # the last group of each output does the second stage
         temps["counters"] = (m, np.uint32)
         return [_prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, 0, kout,
@@ -328,9 +340,9 @@ def _group_size(ctx):
 def _counters(ctx, m):
     """m zeroed uint32 counters of `ctx` for single-launch reductions (left zeroed)."""
     m = m if isinstance(m, int) else m[0]
-    counters = ctx.plans.get("reduction counters")
+    counters = ctx.state.get("reduction counters")
     if counters is None or counters.size < m:
-        counters = ctx.plans["reduction counters"] = zeros(builtins.max(m, 1024), np.uint32,
+        counters = ctx.state["reduction counters"] = zeros(builtins.max(m, 1024), np.uint32,
                                                            context=ctx)
     return counters
 
@@ -339,9 +351,7 @@ def _counters(ctx, m):
 class _Launch:
     """One reduction kernel launch, its buffers named by role: 'src' (the source's
     arguments), 'out', 'partial', 'pidx', 'counters'; bound to arrays at each call."""
-    kernel: object
-    held: list       # what the kernel's arguments hold now (elemwise.enqueue_held)
-    types: list      # numpy scalar type of each argument, None for buffers
+    kernel: object   # launch.Launcher
     size: tuple
     local: tuple
     args: list
@@ -419,9 +429,7 @@ def _prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, out_ps, kout
         size, local = (items * plan.local,), (plan.local,)
     else:
         size, local = (-(-items // plan.local) * plan.local,), (plan.local,)
-    types = [None if t is None else np.dtype(t).type for t in arg_dtypes]
-    held = ctx.kernel_args.setdefault(key, [None] * len(arg_dtypes))
-    return _Launch(kernel, held, types, size, local, args, slots, tuple(roles) + writes, writes,
+    return _Launch(kernel, size, local, args, slots, tuple(roles) + writes, writes,
                    chunk)
 
 
@@ -534,15 +542,11 @@ def _run(ctx, launch, source, bound):
     """Enqueue `launch` with its roles bound to `source` (for integer roles) and arrays."""
     args = launch.args.copy()
     for pos, role in launch.slots:
-        args[pos] = source.args[role] if isinstance(role, int) else bound[role].storage.buffer
-    queue = ctx.queue
-    arrays = [*source.arrays, *(bound[r] for r in launch.roles)]
-    wait_for = [e for a in arrays for e in a.storage.wait_list(queue)]
-    with ctx.launch_lock:
-        event = elemwise.enqueue_held(queue, launch.kernel, launch.held, launch.types, args,
-                                      launch.size, launch.local, wait_for=wait_for)
-    for role in launch.writes:
-        bound[role].storage.written(event, queue)
+        args[pos] = source.args[role] if isinstance(role, int) else bound[role].storage
+    writes = [bound[r].storage for r in launch.writes]
+    reads = [a.storage for a in source.arrays]
+    reads += [bound[r].storage for r in launch.roles if r not in launch.writes]
+    enqueue(ctx, launch.kernel, launch.size, launch.local, args, reads, writes)
 
 
 # ---------------------------------------------------------------- user kernels
@@ -595,7 +599,7 @@ class ReductionKernel:
         for _, _, is_array in self.args:
             if is_array:
                 a = next(it_arrays)
-                args += [a.storage.buffer, a.offset // a.itemsize]
+                args += [a.storage, a.offset // a.itemsize]
             else:
                 args.append(next(it_scalars))
         first = arrays[0]
@@ -627,7 +631,7 @@ class ScanKernel:
                          neutral=neutral, preamble=preamble, exclusive=bool(exclusive))
 
     def __call__(self, x, axis=None, out=None):
-        if not isinstance(x, GpuArray):
+        if not isinstance(x, ArrayBase):
             raise ArgumentTypeError(f"scan {self.name} takes a GpuArray, got "
                                     f"{type(x).__name__}")
         if self.context is not None and self.context is not x.context:
@@ -640,7 +644,7 @@ class ScanKernel:
 # ---------------------------------------------------------------- numpy-named functions
 
 def _as_array(a):
-    return a if isinstance(a, GpuArray) else to_device(np.asarray(a), None)
+    return a if isinstance(a, ArrayBase) else to_device(np.asarray(a), None)
 
 
 def _sum_dtypes(a, dtype):
@@ -710,7 +714,7 @@ def _reduce_with(a, op, axis, acc, res, keepdims, out, initial=None, where=True)
 
 def _mask(a, where):
     """`where` as a boolean GpuArray of a's shape (numpy broadcasts it to a)."""
-    mask = where if isinstance(where, GpuArray) else to_device(np.asarray(where), a.context)
+    mask = where if isinstance(where, ArrayBase) else to_device(np.asarray(where), a.context)
     if mask.dtype != np.bool_:
         mask = UFUNCS["not_equal"](mask, 0)
     if elemwise.broadcast_shape([mask.shape, a.shape]) != a.shape:
@@ -889,22 +893,9 @@ FUNCTIONS = {f.__name__: f for f in (
     nanprod,
     nanmax, nanmin, nanmean)}
 FUNCTIONS.update(amax=max, amin=min)
+# the reductions that are also GpuArray methods (ReductionMethods, at the end)
 METHODS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "mean", "var", "std",
            "ptp")
-
-
-def _install_methods(cls):
-    for name in METHODS:
-        fn = FUNCTIONS[name]
-
-        def method(self, *args, _fn=fn, **kwargs):
-            return _fn(self, *args, **kwargs)
-        method.__name__ = name
-        method.__doc__ = fn.__doc__
-        setattr(cls, name, method)
-
-
-_install_methods(GpuArray)
 
 
 # ---------------------------------------------------------------- scans
@@ -956,14 +947,14 @@ def scan(a, spec, axis, out=None):
     chunks = builtins.max(1, builtins.min(-(-t["scan_chunks_per_cu"] * ctx.device.compute_units
                                              // rows), n // t["scan_least"]))
     # the chunk totals: a reduction in as many parts as chunks, into totals[c, r]
-    totals = GpuArray((chunks, rows), _compute_dtype(acc.name), context=ctx)
+    totals = empty((chunks, rows), _compute_dtype(acc.name), context=ctx)
     reduce_spec = _Spec(in_dtype=spec["in_dtype"], acc_dtype=acc.name, out_dtype=totals.dtype.name,
                        map_expr="v", map_dtype=spec["in_dtype"], reduce_expr=spec["op_expr"],
                        neutral=spec["neutral"], arg=None, preamble=spec["preamble"],
                        user_args=None)
     inner = not kdims or abs(step) < abs(kin[-1])
     plan = dataclasses.replace(_plan(ctx, rows, n, inner, False, final=True), parts=chunks)
-    source = _Source([a.storage.buffer], a.offset // a.itemsize, [], [a])
+    source = _Source([a.storage], a.offset // a.itemsize, [], [a])
     contiguous = [math.prod(kdims[d + 1:]) for d in range(len(kdims))]
     launch = _prepare(ctx, reduce_spec, plan, kdims, [n], (source.offset, 1), kin, [step], 0,
                       rows, contiguous, out_role="totals")
@@ -981,15 +972,13 @@ def scan(a, spec, axis, out=None):
     row_t = [None, itype, *[itype] * len(kdims), itype]
     k_carry, k_scan = ctx.kernels.get(key) or _build_scan(
         ctx, key, params, [[itype, itype, None], [itype] * (3 + len(kdims)) + row_t * 2 + [None]])
-    queue = ctx.queue
-    wait_for = result.storage.wait_list(queue) or None
-    with ctx.launch_lock:
-        k_carry(queue, (-(-rows // 64) * 64,), (64,), rows, chunks, totals.storage.buffer)
-        event = k_scan(queue, (rows * chunks * local,), (local,), rows, n, chunk, *kdims,
-                       a.storage.buffer, a.offset // a.itemsize, *kin, step,
-                       result.storage.buffer, result.offset // result.itemsize, *kout, out_step,
-                       totals.storage.buffer, wait_for=wait_for)
-    result.storage.written(event, queue)
+    totals_st = totals.storage
+    enqueue(ctx, k_carry, (-(-rows // 64) * 64,), (64,), [rows, chunks, totals_st],
+            writes=[totals_st])
+    enqueue(ctx, k_scan, (rows * chunks * local,), (local,),
+            [rows, n, chunk, *kdims, a.storage, a.offset // a.itemsize, *kin, step,
+             result.storage, result.offset // result.itemsize, *kout, out_step, totals_st],
+            reads=[a.storage, totals_st], writes=[result.storage])
     return result
 
 
@@ -1000,9 +989,8 @@ def _build_scan(ctx, key, params, arg_dtypes):
     kdim = key[-1]
     kdims = (1, _DIMS) if elemwise.lazy_kernels(ctx) and kdim in (1, _DIMS) else (kdim,)
     program = get_program(ctx, ("scan", key[1], kdims), "scan.cl.mako", kdims=kdims, **params)
-    kernels = (cl.Kernel(program, "scan_carry"), cl.Kernel(program, f"scan_scan{kdim}"))
-    for kernel, types in zip(kernels, arg_dtypes):
-        kernel.set_scalar_arg_dtypes(types)
+    kernels = tuple(Launcher(cl.Kernel(program, name), types)
+                    for name, types in zip(("scan_carry", f"scan_scan{kdim}"), arg_dtypes))
     return ctx.kernels.setdefault(key, kernels)
 
 
@@ -1021,6 +1009,40 @@ def cumprod(a, axis=None, dtype=None, out=None):
 
 
 FUNCTIONS.update(cumsum=cumsum, cumprod=cumprod)
-for _name in ("cumsum", "cumprod"):
-    setattr(GpuArray, _name, lambda self, axis=None, dtype=None, out=None, _f=FUNCTIONS[_name]:
-            _f(self, axis, dtype, out))
+
+
+# ---------------------------------------------------------------- GpuArray methods
+
+def _method(fn):
+    """x.fn(...) as fn(x, ...), with fn's name and documentation."""
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+class ReductionMethods:
+    """x.sum(), x.max(axis=0), x.cumsum(), ...: the reductions of METHODS and the scans.
+    A mixin of GpuArray (gpuarr/array.py)."""
+
+    sum = _method(sum)
+    prod = _method(prod)
+    max = _method(max)
+    min = _method(min)
+    argmax = _method(argmax)
+    argmin = _method(argmin)
+    any = _method(any)
+    all = _method(all)
+    mean = _method(mean)
+    var = _method(var)
+    std = _method(std)
+    ptp = _method(ptp)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return cumprod(self, axis, dtype, out)
+
+    cumsum.__doc__, cumprod.__doc__ = FUNCTIONS["cumsum"].__doc__, FUNCTIONS["cumprod"].__doc__

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .array import GpuArray, _normalize_axis, to_device
+from .base import ArrayBase, _normalize_axis, empty, to_device
 from .context import get_context
 from .errors import (
     ArgumentError,
@@ -28,7 +28,11 @@ from .errors import (
     UnsupportedError,
 )
 from .kernels import build, render
+from .launch import Launcher, enqueue
 from .reduction import cumsum
+
+__all__ = ["FUNCTIONS", "SortingMethods", "argpartition", "argsort", "partition",
+           "searchsorted", "sort", "unique"]
 
 _SERIAL_BITS, _TILE_BITS = 8, 4
 _GROUPS_PER_CU = 2  # chunks per compute unit on CPUs (PoCL, 2^20..2^22: 1-2 best)
@@ -104,9 +108,8 @@ def _program(ctx, width):
         program = build(ctx, render("sort.cl.mako", width=width, **geo._asdict()))
         kernels = {}
         for name, args in _ARGS.items():
-            kernel = getattr(program, name)
-            kernel.set_scalar_arg_dtypes([np.uint32 if c == "u" else None for c in args])
-            kernels[name] = kernel
+            kernels[name] = Launcher(getattr(program, name),
+                                     [np.uint32 if c == "u" else None for c in args])
         entry = ctx.kernels[key] = kernels, geo
     return entry
 
@@ -120,20 +123,23 @@ def _raw_dtype(dtype):
 
 
 def _as_gpu(a, context=None):
-    return a if isinstance(a, GpuArray) else to_device(np.asarray(a), get_context(context))
+    return a if isinstance(a, ArrayBase) else to_device(np.asarray(a), get_context(context))
 
 
-def _launch(ctx, kernel, size, local, *args, wait_for=None):
-    with ctx.launch_lock:  # kernels are shared: set arguments and enqueue as one
-        return kernel(ctx.queue, (size,), (local,), *args, wait_for=wait_for or None)
+def _launch(ctx, kernel, size, local, args, reads=(), writes=()):
+    """Enqueue `kernel` over `size` work-items; `reads`/`writes`: the arrays (or None) it
+    reads and writes."""
+    return enqueue(ctx, kernel, (size,), (local,), args,
+                   [a.storage for a in reads if a is not None],
+                   [a.storage for a in writes if a is not None])
 
 
 def _temp(ctx, n, dtype):
-    return GpuArray._empty(ctx, (n,), np.dtype(dtype))
+    return ArrayBase._empty(ctx, (n,), np.dtype(dtype))
 
 
 def _buf(a):
-    return None if a is None else a.storage.buffer
+    return None if a is None else a.storage
 
 
 def _dense(a):
@@ -163,15 +169,12 @@ def _radix(flat, mode, keybits, row_len, want_index, want_values=True):
     tile = _variant(ctx) == "tile"
     bits = _TILE_BITS if tile else _SERIAL_BITS
     rows = n // row_len if row_len else 0
-    queue = ctx.queue
-    wait = flat.storage.wait_list(queue)
     if 1 < row_len <= min(_rows_limit(ctx, n // row_len), geo.rows_max):
-        return _sort_rows(ctx, k, geo, flat, mode, row_len, want_index, want_values, wait)
+        return _sort_rows(ctx, k, geo, flat, mode, row_len, want_index, want_values)
 
     passes = []
     if n > 1 and row_len > 1:
-        diff = _varying_bits(ctx, k, geo, flat, mode, tile, wait)
-        wait = None
+        diff = _varying_bits(ctx, k, geo, flat, mode, tile)
         passes = [(0, s) for s in range(0, keybits, bits) if (diff >> s) & ((1 << bits) - 1)]
         passes += [(1, s) for s in range(0, (rows - 1).bit_length(), bits)]
     payload = want_index or rows > 1
@@ -197,25 +200,24 @@ def _radix(flat, mode, keybits, row_len, want_index, want_values=True):
         dst_k = spare_k.pop() if spare_k else _temp(ctx, n, flat.dtype)
         dst_p = (spare_p.pop() if spare_p else _temp(ctx, n, np.uint32)) if payload else None
         common = (mode, shift, by_row, row_len, pay_mode)
-        _launch(ctx, hist, groups * local, local, n, *chunk_args, *common, src_k.storage.buffer,
-                _buf(src_p), counts.storage.buffer, wait_for=wait)
-        wait = None
-        _launch(ctx, k["sort_scan"], scan_local, scan_local, counts.size, counts.storage.buffer)
-        event = _launch(ctx, scatter, groups * local, local, n, *chunk_args, *common,
-                        src_k.storage.buffer, dst_k.storage.buffer, _buf(src_p), _buf(dst_p),
-                        counts.storage.buffer)
+        _launch(ctx, hist, groups * local, local,
+                [n, *chunk_args, *common, src_k.storage, _buf(src_p), counts.storage],
+                (src_k, src_p), (counts,))
+        _launch(ctx, k["sort_scan"], scan_local, scan_local, [counts.size, counts.storage],
+                writes=(counts,))
+        _launch(ctx, scatter, groups * local, local,
+                [n, *chunk_args, *common, src_k.storage, dst_k.storage, _buf(src_p),
+                 _buf(dst_p), counts.storage], (src_k, src_p, counts), (dst_k, dst_p))
         if src_k is not flat:
             spare_k.append(src_k)
         if src_p is not None:
             spare_p.append(src_p)
-        dst_k.storage.written(event, queue)
         src_k, src_p, pay_mode = dst_k, dst_p, (1 if payload else 0)
     index = None
     if want_index:
         index = _temp(ctx, n, np.int64)
-        event = _launch(ctx, k["sort_index"], _round_up(n, ctx.local_size), ctx.local_size, n,
-                        row_len, pay_mode, _buf(src_p), index.storage.buffer, wait_for=wait)
-        index.storage.written(event, queue)
+        _launch(ctx, k["sort_index"], _round_up(n, ctx.local_size), ctx.local_size,
+                [n, row_len, pay_mode, _buf(src_p), index.storage], (src_p,), (index,))
     return src_k, index
 
 
@@ -231,17 +233,14 @@ def _rows_limit(ctx, rows):
     return _ROWS_MAX
 
 
-def _sort_rows(ctx, k, geo, flat, mode, row_len, want_index, want_values, wait):
+def _sort_rows(ctx, k, geo, flat, mode, row_len, want_index, want_values):
     """Rows of at most geo.rows_max sorted whole in local memory, a work-group each."""
     n = flat.size
     out = _temp(ctx, n, flat.dtype) if want_values else None
     index = _temp(ctx, n, np.int64) if want_index else None
-    event = _launch(ctx, k["sort_rows"], n // row_len * geo.rows_local, geo.rows_local, row_len,
-                    1 << (row_len - 1).bit_length(), mode, int(want_values), int(want_index),
-                    flat.storage.buffer, _buf(out), _buf(index), wait_for=wait)
-    for a in (out, index):
-        if a is not None:
-            a.storage.written(event, ctx.queue)
+    _launch(ctx, k["sort_rows"], n // row_len * geo.rows_local, geo.rows_local,
+            [row_len, 1 << (row_len - 1).bit_length(), mode, int(want_values), int(want_index),
+             flat.storage, _buf(out), _buf(index)], (flat,), (out, index))
     return out, index
 
 
@@ -249,7 +248,7 @@ def _round_up(n, m):
     return -(-n // m) * m
 
 
-def _varying_bits(ctx, k, geo, flat, mode, tile, wait):
+def _varying_bits(ctx, k, geo, flat, mode, tile):
     """The key bits that differ between elements of `flat` (one OR pass, read back)."""
     n = flat.size
     words = max(1, flat.itemsize // 4)
@@ -261,8 +260,8 @@ def _varying_bits(ctx, k, geo, flat, mode, tile, wait):
         local, groups = 1, max(1, min(-(-n // 16384), _GROUPS_PER_CU * ctx.device.compute_units))
     chunk = -(-n // groups)
     groups = -(-n // chunk)
-    _launch(ctx, k["sort_diffbits"], groups * local, local, n, chunk, mode,
-            flat.storage.buffer, out.storage.buffer, wait_for=wait)
+    _launch(ctx, k["sort_diffbits"], groups * local, local,
+            [n, chunk, mode, flat.storage, out.storage], (flat,), (out,))
     return sum(int(w) << (32 * i) for i, w in enumerate(out.get()))
 
 
@@ -375,7 +374,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
 def _search_dtype(a_dtype, v):
     """numpy's common dtype of searchsorted(a, v); Python numbers are weak, out-of-range
     Python ints widen it as numpy does."""
-    if isinstance(v, GpuArray):
+    if isinstance(v, ArrayBase):
         return np.result_type(a_dtype, v.dtype)
     if isinstance(v, numbers.Number) and not isinstance(v, np.generic):
         if a_dtype.kind in "iu" and isinstance(v, int) and not isinstance(v, bool):
@@ -397,7 +396,7 @@ def searchsorted(a, v, side="left", sorter=None):
     if side not in ("left", "right"):
         raise ArgumentError(f"search side must be 'left' or 'right' (got {side!r})")
     dt = _search_dtype(a.dtype, v)
-    if isinstance(v, GpuArray):
+    if isinstance(v, ArrayBase):
         v = v.transfer(ctx)
         if v.dtype != dt:
             v = v.astype(dt)
@@ -417,7 +416,7 @@ def searchsorted(a, v, side="left", sorter=None):
             raise ShapeError(f"sorter.size must equal a.size (sorter has shape {sorter.shape}, "
                              f"a has {n} elements)")
         sorter = _dense(sorter.astype(np.int64, copy=False))
-    out = GpuArray(v.shape, np.int64, context=ctx)
+    out = empty(v.shape, np.int64, context=ctx)
     items = max(m, n if sorter is not None else 0)  # (a work-item per sorter value checks it)
     if items == 0:
         return out
@@ -426,14 +425,11 @@ def searchsorted(a, v, side="left", sorter=None):
     flat_v = _dense(v.view(raw_dt)).reshape(-1)
     err = _temp(ctx, 1, np.uint32).fill(0)
     k = _program(ctx, 8 * dt.itemsize)[0]
-    wait = [e for x in (flat_a, flat_v, sorter, out) if x is not None
-            for e in x.storage.wait_list(ctx.queue)]
     local = ctx.local_size
-    event = _launch(ctx, k["sort_search"], _round_up(items, local), local, m, n,
-                    _MODES[dt.kind], int(side == "right"), int(sorter is not None),
-                    _buf(flat_a), _buf(sorter), _buf(flat_v), _buf(out), err.storage.buffer,
-                    wait_for=wait)
-    out.storage.written(event, ctx.queue)
+    _launch(ctx, k["sort_search"], _round_up(items, local), local,
+            [m, n, _MODES[dt.kind], int(side == "right"), int(sorter is not None),
+             _buf(flat_a), _buf(sorter), _buf(flat_v), _buf(out), err.storage],
+            (flat_a, sorter, flat_v), (out, err))
     if sorter is not None and err.get()[0]:
         raise ArgumentError(f"Sorter index out of range (sorter values must lie in [0, {n}))")
     return out
@@ -456,7 +452,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     index = inverse = counts = None
     if n == 0:
         index, counts = _temp(ctx, 0, np.int64), _temp(ctx, 0, np.int64)
-        inverse = GpuArray(a.shape, np.int64, context=ctx)
+        inverse = empty(a.shape, np.int64, context=ctx)
     else:
         raw_dt = _raw_dtype(a.dtype)
         s = values.view(raw_dt)
@@ -464,26 +460,24 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         local = ctx.local_size
         size = _round_up(n, local)
         flags = _temp(ctx, n, np.int64)
-        _launch(ctx, k["unique_flags"], size, local, n, _MODES[a.dtype.kind], int(bool(equal_nan)),
-                s.storage.buffer, flags.storage.buffer, wait_for=s.storage.wait_list(ctx.queue))
+        _launch(ctx, k["unique_flags"], size, local,
+                [n, _MODES[a.dtype.kind], int(bool(equal_nan)), s.storage, flags.storage],
+                (s,), (flags,))
         pos = cumsum(flags)
         u = int(pos[n - 1:].get()[0])
         out = _temp(ctx, u, raw_dt)
         index = _temp(ctx, u, np.int64) if return_index else None
-        inverse = GpuArray(a.shape, np.int64, context=ctx) if return_inverse else None
+        inverse = empty(a.shape, np.int64, context=ctx) if return_inverse else None
         starts = _temp(ctx, u, np.int64) if return_counts else None
-        event = _launch(ctx, k["unique_scatter"], size, local, n, int(perm is not None),
-                        int(return_index), int(return_inverse), int(return_counts),
-                        flags.storage.buffer, pos.storage.buffer, s.storage.buffer, _buf(perm),
-                        out.storage.buffer, _buf(index), _buf(inverse), _buf(starts))
-        for x in (out, index, inverse):
-            if x is not None:
-                x.storage.written(event, ctx.queue)
+        _launch(ctx, k["unique_scatter"], size, local,
+                [n, int(perm is not None), int(return_index), int(return_inverse),
+                 int(return_counts), flags.storage, pos.storage, s.storage, _buf(perm),
+                 out.storage, _buf(index), _buf(inverse), _buf(starts)],
+                (flags, pos, s, perm), (out, index, inverse, starts))
         if return_counts:
             counts = _temp(ctx, u, np.int64)
-            event = _launch(ctx, k["unique_counts"], _round_up(u, local), local, u, n,
-                            starts.storage.buffer, counts.storage.buffer)
-            counts.storage.written(event, ctx.queue)
+            _launch(ctx, k["unique_counts"], _round_up(u, local), local,
+                    [u, n, starts.storage, counts.storage], (starts,), (counts,))
         values = out.view(a.dtype)
     result = (values,)
     if return_index:
@@ -501,37 +495,31 @@ FUNCTIONS = {f.__name__: f for f in (sort, argsort, partition, argpartition, sea
 
 # ---------------------------------------------------------------- GpuArray methods
 
-def _sort_method(self, axis=-1, kind=None, order=None, *, stable=None):
-    """Sort in place along `axis` (stable; numpy's order)."""
-    if axis is None:
-        raise ArgumentTypeError("an in-place sort needs an integer axis, not None")
-    self._check_writeable()
-    self._assign(sort(self, axis, kind, order, stable=stable))
+class SortingMethods:
+    """x.sort() and x.partition() in place, x.argsort(), x.argpartition(),
+    x.searchsorted(). A mixin of GpuArray (gpuarr/array.py)."""
 
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """Sort in place along `axis` (stable; numpy's order)."""
+        if axis is None:
+            raise ArgumentTypeError("an in-place sort needs an integer axis, not None")
+        self._check_writeable()
+        self._assign(sort(self, axis, kind, order, stable=stable))
 
-def _partition_method(self, kth, axis=-1, kind="introselect", order=None):
-    """Partition in place around `kth` along `axis` (here: a full stable sort)."""
-    self._check_writeable()
-    self._assign(partition(self, kth, axis, kind, order))
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        """Partition in place around `kth` along `axis` (here: a full stable sort)."""
+        self._check_writeable()
+        self._assign(partition(self, kth, axis, kind, order))
 
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        return argsort(self, axis, kind, order, stable=stable)
 
-def _argsort_method(self, axis=-1, kind=None, order=None, *, stable=None):
-    return argsort(self, axis, kind, order, stable=stable)
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        return argpartition(self, kth, axis, kind, order)
 
+    def searchsorted(self, v, side="left", sorter=None):
+        return searchsorted(self, v, side, sorter)
 
-def _argpartition_method(self, kth, axis=-1, kind="introselect", order=None):
-    return argpartition(self, kth, axis, kind, order)
-
-
-def _searchsorted_method(self, v, side="left", sorter=None):
-    return searchsorted(self, v, side, sorter)
-
-
-for _name, _method in (("sort", _sort_method), ("partition", _partition_method),
-                       ("argsort", _argsort_method), ("argpartition", _argpartition_method),
-                       ("searchsorted", _searchsorted_method)):
-    _method.__name__ = _name
-    if _method.__doc__ is None:
-        _method.__doc__ = FUNCTIONS[_name].__doc__
-    setattr(GpuArray, _name, _method)
-del _name, _method
+    for _fn in (argsort, argpartition, searchsorted):
+        _fn.__doc__ = FUNCTIONS[_fn.__name__].__doc__
+    del _fn

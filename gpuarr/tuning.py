@@ -20,6 +20,11 @@ import numpy as np
 from . import config
 from .errors import GpuArrayError
 
+__all__ = [
+    "FORMAT", "SHIPPED_DIR", "TuningWarning", "device_id", "device_key", "entries", "entry_key",
+    "lookup", "record", "register", "reload", "store", "stored", "user_dir", "user_path",
+]
+
 FORMAT = 1
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "tuned")
 

@@ -10,12 +10,20 @@ import functools
 import numbers
 
 import numpy as np
+from numpy._core.umath import clip as _np_clip  # numpy 1.26 has this path too
 
 from . import dtypes, elemwise
-from .array import GpuArray, check_same_context, to_device
+from .base import ArrayBase, check_same_context, empty, to_device
 from .context import get_context
 from .errors import ArgumentError, ArgumentTypeError, ShapeError, UnsupportedError
+from .indexing import nonzero
 from .kernels import render, ufunc_ops
+
+__all__ = [
+    "ALIASES", "UFUNCS", "Symbol", "Ufunc", "UfuncOperators", "around", "broadcast_shapes",
+    "fix", "imag", "lookup", "nan_to_num", "real", "round", "scalar_converter", "weak_type",
+    "where",
+]
 
 
 def broadcast_shapes(*shapes):
@@ -37,13 +45,6 @@ def weak_type(value):
 _RESOLVABLE = {bool: np.dtype(np.bool_)}
 # A representative value per weak type, for np.result_type (which treats types as strong).
 _WEAK_VALUES = {int: 0, float: 0.0, complex: 0j, bool: False}
-
-
-class Symbol:
-    """A traced value (see gpuarr.fusion): ufuncs on it record themselves instead of running."""
-
-    def record(self, ufunc, args):
-        raise NotImplementedError
 
 
 class Ufunc:
@@ -109,58 +110,73 @@ class Ufunc:
     def _out_of_range_comparison(self, args, out):
         """array OP python_int with the int outside the array's range: numpy 2 answers
         exactly, the same for every element."""
-        arr, v = (args[0], args[1]) if isinstance(args[0], GpuArray) else (args[1], args[0])
+        arr, v = (args[0], args[1]) if isinstance(args[0], ArrayBase) else (args[1], args[0])
         name = self.name if arr is args[0] else _FLIPPED[self.name]
         above = v > np.iinfo(arr.dtype).max
         value = name in (("less", "less_equal", "not_equal") if above
                          else ("greater", "greater_equal", "not_equal"))
         if out is None:
-            return GpuArray(arr.shape, np.bool_, context=arr.context).fill(value)
+            return empty(arr.shape, np.bool_, context=arr.context).fill(value)
         out[...] = value
         return out
 
     def _fast_call(self, args):
-        """The common call (arrays of one context and Python scalars, nothing else): one
-        dict lookup replaces resolution, and scalars go to the kernel as they are."""
-        ctx = shape = None
-        sig = []
-        for a in args:
-            t = type(a)
-            if t is GpuArray:
-                st = a.storage
-                if ctx is None:
-                    ctx, shape = st.context, a.shape
-                elif st.context is not ctx:
+        """The common call (one or two operands: arrays of one context and Python scalars):
+        one lookup replaces dtype resolution, scalars go to the kernel as they are, and the
+        launch is elemwise's unrolled one. None for any other call."""
+        if len(args) != self.nin or self.nin > 2:
+            return None
+        a = args[0]
+        if len(args) == 1:
+            if not isinstance(a, ArrayBase):
+                return None
+            ctx, shape, sig = a.storage.context, a.shape, (self, a.dtype)
+            array, scalar = a, None
+        else:
+            b = args[1]
+            if isinstance(a, ArrayBase):
+                ctx = a.storage.context
+                if isinstance(b, ArrayBase):
+                    if b.storage.context is not ctx:
+                        return None
+                    shape = a.shape if a.shape == b.shape else broadcast_shapes(a.shape, b.shape)
+                    sig, array, scalar = (self, a.dtype, b.dtype), None, None
+                else:
+                    t = type(b)
+                    if t is not float and t is not int and t is not bool:
+                        return None
+                    shape, sig, array, scalar = a.shape, (self, a.dtype, t), a, b
+            elif isinstance(b, ArrayBase):
+                t = type(a)
+                if t is not float and t is not int and t is not bool:
                     return None
-                elif a.shape != shape:
-                    shape = broadcast_shapes(shape, a.shape)
-                sig.append(a.dtype)
-            elif t is float or t is int or t is bool:
-                sig.append(t)
+                ctx = b.storage.context
+                shape, sig, array, scalar = b.shape, (self, t, b.dtype), b, a
             else:
                 return None
-        if ctx is None or len(sig) != self.nin:
-            return None
-        key = (self, *sig)
-        calls = ctx.ufunc_calls
-        entry = calls.get(key)
+        entry = ctx.ufunc_calls.get(sig)
         if entry is None:
-            entry = calls[key] = self._prepare_fast(ctx, tuple(sig))
-        loop, out_dtype, converters = entry
-        out = GpuArray._empty(ctx, shape, out_dtype)
-        inputs = [a if conv is None else conv(a) for a, conv in zip(args, converters)]
-        elemwise.run(loop, [out], inputs)
+            entry = ctx.ufunc_calls[sig] = self._prepare_fast(ctx, sig[1:])
+        loop, out_dtype, convert = entry
+        out = ArrayBase._empty(ctx, shape, out_dtype)
+        if array is None:
+            elemwise.run2(loop, out, a, b)
+        elif scalar is None:
+            elemwise.run1(loop, out, array)
+        else:
+            elemwise.run1(loop, out, array, (convert(scalar),))
         return out
 
     def _prepare_fast(self, ctx, sig):
+        """(loop, output dtype, the converter of the scalar operand or None) for operand
+        types `sig` (a dtype per array, the Python type of a scalar)."""
         loops, out_loop = self.resolve(sig)  # Python scalars appear as their type
         for name in (*loops, out_loop):
             dtypes.check_device(name, ctx)
         storages = tuple(None if isinstance(t, type) else t.name for t in sig)
         loop = self._cached_loop(storages, loops, out_loop, out_loop, False)
-        converters = [None if st is not None else scalar_converter(ldt)
-                      for st, ldt in zip(storages, loops)]
-        return loop, np.dtype(out_loop), converters
+        converters = [scalar_converter(ldt) for st, ldt in zip(storages, loops) if st is None]
+        return loop, np.dtype(out_loop), (converters[0] if converters else None)
 
     def _cached_loop(self, storages, loops, out_dtype, out_loop, masked):
         key = (self.name, storages, loops, out_dtype, masked)
@@ -184,15 +200,15 @@ class Ufunc:
             if len(out) != 1:
                 raise ArgumentError(f"{self.name} has one output; out= got {len(out)}")
             out = out[0]
-        arrays = [a for a in args if isinstance(a, GpuArray)]
+        arrays = [a for a in args if isinstance(a, ArrayBase)]
         if out is not None:
-            if not isinstance(out, GpuArray):
+            if not isinstance(out, ArrayBase):
                 raise ArgumentTypeError(f"out= must be a GpuArray, not {type(out).__name__}")
             arrays.append(out)
         ctx = check_same_context(*arrays) if arrays else get_context()
         operands = []
         for a in args:
-            if isinstance(a, GpuArray):
+            if isinstance(a, ArrayBase):
                 operands.append(a)
             elif isinstance(a, np.ndarray) and a.ndim:
                 operands.append(to_device(a, ctx))
@@ -201,18 +217,18 @@ class Ufunc:
             else:
                 raise ArgumentError(f"{self.name}: unsupported operand {a!r} "
                                     f"({type(a).__name__}); pass arrays or numbers")
-        in_types = tuple(a.dtype if isinstance(a, GpuArray) else weak_type(a) for a in operands)
+        in_types = tuple(a.dtype if isinstance(a, ArrayBase) else weak_type(a) for a in operands)
         loops, out_loop = self.resolve(in_types, None if out is None else out.dtype,
                                        None if dtype is None else dtypes.normalize(dtype), casting)
         for name in (*loops, out_loop):
             dtypes.check_device(name, ctx)
-        shape = broadcast_shapes(*(a.shape for a in operands if isinstance(a, GpuArray)))
+        shape = broadcast_shapes(*(a.shape for a in operands if isinstance(a, ArrayBase)))
         masked = where is not True
         if out is None:
             if masked:
                 raise ArgumentError(f"{self.name}: where= needs out= (numpy leaves the other "
                                     "elements uninitialised)")
-            out = GpuArray(shape, out_loop, context=ctx)
+            out = empty(shape, out_loop, context=ctx)
         else:
             out._check_writeable()
             if broadcast_shapes(shape, out.shape) != out.shape:
@@ -221,7 +237,7 @@ class Ufunc:
         inputs = []
         storages = []
         for a, ldt in zip(operands, loops):
-            if isinstance(a, GpuArray):
+            if isinstance(a, ArrayBase):
                 if a._may_share(out) and not _same_view(a, out):
                     a = a.copy()
                 inputs.append(a)
@@ -230,7 +246,8 @@ class Ufunc:
                 inputs.append(_scalar_arg(a, ldt))
                 storages.append(None)
         if masked:
-            mask = where if isinstance(where, GpuArray) else to_device(np.asarray(where, bool), ctx)
+            mask = (where if isinstance(where, ArrayBase)
+                    else to_device(np.asarray(where, bool), ctx))
             inputs += [mask if mask.dtype == np.bool_ else mask.astype(bool), out]
         loop = self._cached_loop(tuple(storages), loops, out.dtype.name, out_loop, masked)
         elemwise.run(loop, [out], inputs)
@@ -339,14 +356,18 @@ _NAMES = [
 ]
 
 UFUNCS = {name: Ufunc(name, getattr(np, name)) for name in _NAMES}
-UFUNCS["clip"] = Ufunc("clip", np._core.umath.clip)
+UFUNCS["clip"] = Ufunc("clip", _np_clip)  # the ufunc; np.clip is a function
 _where3 = _Where("where", None, kind_input=1, nin=3)
 
 ALIASES = {"divide": "true_divide", "mod": "remainder", "abs": "absolute", "conj": "conjugate",
            "bitwise_not": "invert", "degrees": "rad2deg", "radians": "deg2rad"}
 
 
-# GpuArray operators: (dunder, ufunc, reflected dunder or None, in-place dunder or None).
+# ---------------------------------------------------------------- operators
+
+# Python's operators and the ufuncs they call: __add__, __radd__ and __iadd__ call add.
+# UfuncOperators below spells them out; gpuarr.symbolic and the Array API's in-place rule
+# read these tables (tests/test_architecture.py checks that they agree).
 _BINARY_OPERATORS = [
     ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "true_divide"),
     ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
@@ -357,10 +378,13 @@ _UNARY_OPERATORS = [("neg", "negative"), ("pos", "positive"), ("abs", "absolute"
                     ("invert", "invert")]
 _COMPARISONS = [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
                 ("gt", "greater"), ("ge", "greater_equal")]
-_OPERANDS = (GpuArray, Symbol, numbers.Number, np.generic, np.ndarray)
 
 
-def _binary(uf):
+def _binary(dunder):
+    """__dunder__, __rdunder__ and __idunder__: the binary ufunc of the table."""
+    name = dict(_BINARY_OPERATORS)[dunder]
+    uf = UFUNCS[name]
+
     def op(self, other):
         return uf(self, other) if isinstance(other, _OPERANDS) else NotImplemented
 
@@ -372,20 +396,35 @@ def _binary(uf):
             return NotImplemented
         return uf(self, other, out=self)
 
+    for prefix, fn in (("", op), ("r", rop), ("i", iop)):
+        fn.__name__ = f"__{prefix}{dunder}__"
+        fn.__doc__ = f"{name} (see gpuarr.{name})"
     return op, rop, iop
 
 
-def _unary(uf):
+def _unary(dunder):
+    name = dict(_UNARY_OPERATORS)[dunder]
+    uf = UFUNCS[name]
+
     def op(self):
         return uf(self)
+    op.__name__, op.__doc__ = f"__{dunder}__", f"{name} (see gpuarr.{name})"
+    return op
+
+
+def _comparison(dunder):
+    name = dict(_COMPARISONS)[dunder]
+    uf = UFUNCS[name]
+
+    def op(self, other):
+        return uf(self, other) if isinstance(other, _OPERANDS) else NotImplemented
+    op.__name__, op.__doc__ = f"__{dunder}__", f"{name} (see gpuarr.{name})"
     return op
 
 
 def _array_ufunc(self, np_ufunc, method, *inputs, **kwargs):
-    """numpy hands its ufunc calls on GpuArrays to gpuarr (`np.exp(x)`, `ndarray + x`)."""
-    if np_ufunc is np.matmul and method == "__call__":
-        from .blas import matmul  # blas builds on this module
-        return matmul(*inputs, **kwargs)
+    """numpy hands its ufunc calls on gpuarr's values to gpuarr (`np.exp(x)`, `ndarray + x`);
+    GpuArray's own (gpuarr/protocols.py) adds np.matmul and np.vecdot."""
     uf = lookup(np_ufunc.__name__)
     if method != "__call__" or uf is None:
         return NotImplemented
@@ -397,22 +436,49 @@ def lookup(name):
     return UFUNCS.get(ALIASES.get(name, name))
 
 
-def _install_operators(cls):
-    for dunder, name in _BINARY_OPERATORS:
-        op, rop, iop = _binary(UFUNCS[name])
-        for prefix, fn in (("", op), ("r", rop), ("i", iop)):
-            fn.__name__ = f"__{prefix}{dunder}__"
-            fn.__doc__ = f"{name} (see gpuarr.{name})"
-            setattr(cls, fn.__name__, fn)
-    for dunder, name in _UNARY_OPERATORS:
-        setattr(cls, f"__{dunder}__", _unary(UFUNCS[name]))
-    for dunder, name in _COMPARISONS:
-        setattr(cls, f"__{dunder}__", _binary(UFUNCS[name])[0])
-    cls.__array_ufunc__ = _array_ufunc
+class UfuncOperators:
+    """Python's operators as the table's ufuncs: `x + y` is `gpuarr.add(x, y)`, `x += y` is
+    `gpuarr.add(x, y, out=x)`. A mixin of GpuArray (gpuarr/array.py) and of Symbol."""
+
+    __add__, __radd__, __iadd__ = _binary("add")
+    __sub__, __rsub__, __isub__ = _binary("sub")
+    __mul__, __rmul__, __imul__ = _binary("mul")
+    __truediv__, __rtruediv__, __itruediv__ = _binary("truediv")
+    __floordiv__, __rfloordiv__, __ifloordiv__ = _binary("floordiv")
+    __mod__, __rmod__, __imod__ = _binary("mod")
+    __pow__, __rpow__, __ipow__ = _binary("pow")
+    __and__, __rand__, __iand__ = _binary("and")
+    __or__, __ror__, __ior__ = _binary("or")
+    __xor__, __rxor__, __ixor__ = _binary("xor")
+    __lshift__, __rlshift__, __ilshift__ = _binary("lshift")
+    __rshift__, __rrshift__, __irshift__ = _binary("rshift")
+
+    __neg__ = _unary("neg")
+    __pos__ = _unary("pos")
+    __abs__ = _unary("abs")
+    __invert__ = _unary("invert")
+
+    __eq__ = _comparison("eq")
+    __ne__ = _comparison("ne")
+    __lt__ = _comparison("lt")
+    __le__ = _comparison("le")
+    __gt__ = _comparison("gt")
+    __ge__ = _comparison("ge")
+
+    __array_ufunc__ = _array_ufunc
 
 
-_install_operators(GpuArray)
-_install_operators(Symbol)
+class Symbol(UfuncOperators):
+    """A traced value (see gpuarr.fusion, gpuarr.symbolic): ufuncs on it record themselves
+    instead of running."""
+
+    __hash__ = object.__hash__  # (defining __eq__ above would make it unhashable)
+
+    def record(self, ufunc, args):
+        raise NotImplementedError
+
+
+_OPERANDS = (ArrayBase, Symbol, numbers.Number, np.generic, np.ndarray)
 
 
 # ---------------------------------------------------------------- ufunc-like functions
@@ -420,7 +486,6 @@ _install_operators(Symbol)
 def where(condition, x=None, y=None):
     """x where condition holds, else y (numpy's dtype rule); where(cond) alone is nonzero."""
     if x is None and y is None:
-        from .indexing import nonzero
         return nonzero(condition)
     if x is None or y is None:
         raise ArgumentError("where takes either one or three arguments")
@@ -444,7 +509,7 @@ def imag(x):
     """The imaginary part: a view for complex arrays, a read-only zero array otherwise."""
     x = _as_array(x)
     if x.dtype.kind != "c":
-        out = GpuArray(x.shape, x.dtype, context=x.context).fill(0)
+        out = empty(x.shape, x.dtype, context=x.context).fill(0)
         out._writeable = False
         return out
     dt = _real_dtype(x.dtype)
@@ -456,7 +521,7 @@ def _real_dtype(dt):
 
 
 def _as_array(x):
-    return x if isinstance(x, GpuArray) else to_device(np.asarray(x), get_context())
+    return x if isinstance(x, ArrayBase) else to_device(np.asarray(x), get_context())
 
 
 def round(a, decimals=0, out=None):
@@ -499,6 +564,6 @@ def _scaled_unary(a, name, out, **scalars):
     loop = elemwise.Loop(((dt, loop_dt, False),), ((dt, loop_dt),), statement,
                          scalar_args=tuple((loop_dt, k) for k in scalars))
     if out is None:
-        out = GpuArray(a.shape, a.dtype, context=a.context)
+        out = empty(a.shape, a.dtype, context=a.context)
     elemwise.run(loop, [out], [a], tuple(scalars.values()))
     return out

@@ -12,8 +12,8 @@ from gpuarr.errors import FlagError, GpuArrayError
 
 NO_RC = {"GPUARRRC": os.devnull}
 ALL_KEYS = ("assert_no_cpu_op", "blas_backend", "compile_cache_dir", "contexts", "device",
-            "floatX", "force_device", "gemm_precision", "preallocate", "print_active_device",
-            "profile", "tuning_dir")
+            "device_probe", "floatX", "force_device", "gemm_precision", "preallocate",
+            "print_active_device", "profile", "tuning_dir")
 
 
 def load(flags=None, rc=None):

@@ -109,7 +109,13 @@ CASES = [
 
 @pytest.mark.parametrize("call", [c for _, c in CASES], ids=[i for i, _ in CASES])
 def test_numpy_function_returns_gpuarray(g, gs, call):
-    same(call(g, gs), call(H, SORTED))
+    try:
+        want = call(H, SORTED)
+    except (AttributeError, TypeError) as e:
+        if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+            raise
+        pytest.skip(f"numpy {np.__version__} lacks this numpy 2 function or argument: {e}")
+    same(call(g, gs), want)
 
 
 def test_mixing_numpy_and_gpuarray_arguments(g, gs):
@@ -153,6 +159,8 @@ def test_unimplemented_numpy_function_raises_naming_it(g, call, name):
         call(g)
 
 
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.0.0",
+                    reason="np.std(mean=), np.vecdot, np.linalg.matrix_norm are numpy 2's")
 def test_unsupported_numpy_arguments_raise_naming_them(g):
     for call, word in [(lambda: np.std(g, mean=0.0), "mean"),
                        (lambda: np.outer(g[0], g[1], g[:, :1]), "out"),
@@ -210,7 +218,9 @@ def test_table_is_generated_from_names():
         func = getattr(np, name, None)
         assert func not in table
     for name in ga.linalg.NOT_YET:
-        assert getattr(np.linalg, name) not in table
+        assert getattr(np.linalg, name, None) not in table  # numpy 1.26 lacks some
     assert table[np.transpose].fn is ga.transpose  # np.permute_dims is np.transpose
-    assert table[np.linalg.trace].fn is ga.linalg.trace and table[np.trace].fn is ga.trace
+    assert table[np.trace].fn is ga.trace
+    if hasattr(np.linalg, "trace"):  # numpy 2
+        assert table[np.linalg.trace].fn is ga.linalg.trace
     assert np.fft.fft not in table and np.median not in table

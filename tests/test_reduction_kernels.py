@@ -14,6 +14,7 @@ import pytest
 
 import gpuarr as ga
 from gpuarr import reduction
+from gpuarr.caches import Cache
 from gpuarr.errors import ArgumentError, ArgumentTypeError, ContextMismatch
 from gpuarr.reduction import ReductionKernel, ScanKernel
 
@@ -803,8 +804,8 @@ def test_programs_of_a_reductions_layouts(ctx, monkeypatch, lazy):
     of its own (elemwise.lazy_kernels decides; patched here both ways)."""
     monkeypatch.setattr(reduction, "device_class", lambda c: "cpu")
     monkeypatch.setattr(reduction.elemwise, "lazy_kernels", lambda c: lazy)
-    for name in ("kernels", "programs", "plans", "kernel_args"):
-        monkeypatch.setattr(ctx, name, {})
+    for name in ("kernels", "programs", "plans"):
+        monkeypatch.setattr(ctx, name, Cache(name, 4096))
     h = _floats((6, 5, 7, 3), 80)
     x = ga.asarray(h, context=ctx)
     # work-items over the inner axis: 1 kept, 1 reduced dim; 1 and 3 (bucket 4); 3 and 1;

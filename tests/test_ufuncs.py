@@ -16,13 +16,18 @@ import zlib
 
 import numpy as np
 import pytest
+from numpy._core.umath import clip as np_clip  # the ufunc (numpy 1.26 has it here too)
 
 import gpuarr as ga
 from gpuarr import elemwise
+from gpuarr.caches import Cache
 from gpuarr.errors import UnsupportedError
 
 REAL = ["bool", "int8", "uint8", "int32", "int64", "uint64", "float16", "float32", "float64"]
 COMPLEX = ["complex64", "complex128"]
+NUMPY1 = np.lib.NumpyVersion(np.__version__) < "2.0.0"
+NUMPY1_SIGN = "numpy 1.x's sign(z) is the sign of z.real (of z.imag where z.real == 0); gpuarr " \
+    "follows numpy 2: z / |z|"
 COMPLEX_UFUNCS = {"add", "subtract", "multiply", "divide", "negative", "absolute", "square",
                   "reciprocal", "conjugate", "equal", "not_equal", "isnan", "isinf",
                   "isfinite", "sign"}
@@ -161,7 +166,7 @@ def _numpy_accepts(name, dtype):
     """numpy's verdict on the operand dtypes (TypeError -> rejected)."""
     if name == "where":
         return True
-    uf = np._core.umath.clip if name == "clip" else getattr(np, name)
+    uf = np_clip if name == "clip" else getattr(np, name)
     try:
         uf.resolve_dtypes((*_operand_dtypes(name, dtype), None))
     except TypeError:
@@ -328,6 +333,8 @@ MATRIX = [
 
 @pytest.mark.parametrize(("name", "dtype", "case"), MATRIX)
 def test_ufunc_matches_numpy(ctx, name, dtype, case):
+    if name == "sign" and dtype in COMPLEX and NUMPY1:
+        pytest.skip(NUMPY1_SIGN)
     hosts, devs = _case_operands(case, name, dtype, ctx)
     _check_call(name, hosts, devs)
 
@@ -442,7 +449,8 @@ def test_complex_predicates_and_sign_on_specials(ctx, dt):
     for name in ("isnan", "isinf", "isfinite"):
         assert_like(_ga_func(name)(d), getattr(np, name)(h))
     finite = h[4:]
-    assert_like(ga.sign(ga.asarray(finite, context=ctx)), np.sign(finite), exact=False)
+    if not NUMPY1:  # NUMPY1_SIGN
+        assert_like(ga.sign(ga.asarray(finite, context=ctx)), np.sign(finite), exact=False)
     assert_like(d == d, h == h)
     assert_like(d != d, h != h)
 
@@ -591,6 +599,8 @@ def test_mixed_sign_comparisons(ctx, a, b):
 @pytest.mark.parametrize("dt", ["int8", "uint8", "uint64"])
 def test_comparisons_with_out_of_range_python_ints(ctx, dt):
     """numpy 2 compares with any Python int (no OverflowError): u8 < -1 is all False."""
+    if NUMPY1:
+        pytest.skip("numpy 1.x raises OverflowError here; gpuarr follows numpy 2")
     h = np.array([0, 1, int(np.iinfo(dt).max)], dt)
     d = ga.asarray(h, context=ctx)
     for big in (-1, 1000, 2**64, -(2**63) - 1):
@@ -1068,11 +1078,12 @@ def test_where_function(ctx):
     y = np.array([1.5, -2.5, 3.5, 4.5], np.float32)
     dc, dx, dy = (ga.asarray(a, context=ctx) for a in (c, x, y))
     assert_like(ga.where(dc, dx, dy), np.where(c, x, y))
-    assert_like(ga.where(dc, dx, 0), np.where(c, x, 0))
-    assert_like(ga.where(dc, 7, dx), np.where(c, 7, x))
-    assert_like(ga.where(dc, 1.5, dx), np.where(c, 1.5, x))
-    assert_like(ga.where(dc, 1, 2), np.where(c, 1, 2))
-    assert_like(ga.where(dc, 1.0, 2), np.where(c, 1.0, 2))
+    if not NUMPY1:  # numpy 1.x's where() promotes Python scalars by value, even under NEP 50
+        assert_like(ga.where(dc, dx, 0), np.where(c, x, 0))
+        assert_like(ga.where(dc, 7, dx), np.where(c, 7, x))
+        assert_like(ga.where(dc, 1.5, dx), np.where(c, 1.5, x))
+        assert_like(ga.where(dc, 1, 2), np.where(c, 1, 2))
+        assert_like(ga.where(dc, 1.0, 2), np.where(c, 1.0, 2))
     assert_like(ga.where(dc, np.float32(1), dy), np.where(c, np.float32(1), y))
     assert_like(ga.where(dc[::-1], dx, dy[::-1]), np.where(c[::-1], x, y[::-1]))
     assert_like(ga.where(c, dx, y), np.where(c, x, y))  # host condition and operand
@@ -1096,8 +1107,8 @@ def test_sibling_ufuncs_share_one_program(ctx, monkeypatch, lazy):
     every layout (add, subtract, multiply of uint16 arrays, flat and strided); else each
     kernel is a program of its own (elemwise.lazy_kernels decides; patched both ways)."""
     monkeypatch.setattr(elemwise, "lazy_kernels", lambda c: lazy)
-    for name in ("kernels", "programs", "plans", "kernel_args"):
-        monkeypatch.setattr(ctx, name, {})
+    for name in ("kernels", "programs", "plans"):
+        monkeypatch.setattr(ctx, name, Cache(name, 4096))
     h = (np.arange(60) * 977 % 65536).astype(np.uint16).reshape(3, 4, 5)
     x = ga.asarray(h, context=ctx)
     for name in ("add", "subtract", "multiply"):

@@ -1,8 +1,8 @@
 """The one place that renders Mako templates, builds OpenCL programs and caches kernels.
 
 Stages: render (pure, memoized on the template name and frozen parameters) -> build (per
-context, the `cl.Kernel` kept in `context.kernels`) -> disk (the drivers' own caches, or
-pyopencl's under flag compile_cache_dir). The hot path is one dict lookup.
+context, each kernel kept in `context.kernels` as a `launch.Launcher`) -> disk (the drivers'
+own caches, or pyopencl's under flag compile_cache_dir). The hot path is one dict lookup.
 """
 
 import functools
@@ -14,6 +14,9 @@ from mako.lookup import TemplateLookup
 
 from .. import config
 from ..errors import KernelBuildError
+from ..launch import Launcher
+
+__all__ = ["build", "get_kernel", "get_program", "kernel_from", "numbered", "render"]
 
 _lookup = TemplateLookup(
     directories=[os.path.dirname(__file__)], strict_undefined=True, input_encoding="utf-8"
@@ -80,18 +83,15 @@ def get_program(context, key, template, **params):
 
 
 def kernel_from(context, key, program, name, scalar_arg_dtypes):
-    """Kernel `name` of `program`, cached under `key` on `context`. Threads that built it at
-    once all take the first one stored: the arguments a kernel holds are tracked per key
-    (context.kernel_args)."""
-    kernel = cl.Kernel(program, name)
-    kernel.set_scalar_arg_dtypes(scalar_arg_dtypes)
-    return context.kernels.setdefault(key, kernel)
+    """The `Launcher` of kernel `name` of `program`, cached under `key` on `context`.
+    Threads that built it at once all take the first one stored."""
+    return context.kernels.setdefault(key, Launcher(cl.Kernel(program, name), scalar_arg_dtypes))
 
 
 def get_kernel(context, key, template, scalar_arg_dtypes, **params):
-    """The `cl.Kernel` cached under `key` on `context`, rendered and built on first use.
+    """The `Launcher` cached under `key` on `context`, rendered and built on first use.
 
-    `key` is the caller's hashable summary of `params` (so a hit costs one dict lookup);
+    `key` is the caller's hashable summary of `params` (so a hit costs one lookup);
     `params["name"]` names the kernel. `scalar_arg_dtypes` lists the numpy dtype of each
     scalar argument and None for each buffer, so that calls can pass Python numbers.
     """

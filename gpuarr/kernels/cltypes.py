@@ -7,6 +7,8 @@ bool is stored as uchar 0/1; complex as float2/double2 (.s0 real, .s1 imaginary)
 
 from ..dtypes import cl_type, compute_type
 
+__all__ = ["FP64", "convert", "ctype", "fp64_pragma", "load", "storage", "store"]
+
 FP64 = ("float64", "complex128")
 
 

@@ -9,6 +9,8 @@ A ufunc/kind pair missing from the table is not supported and raises Unsupported
 
 import numpy as np
 
+__all__ = ["OPS", "expression", "operation", "snippet"]
+
 _F = "f"
 
 

@@ -8,6 +8,10 @@ Build graphs with variables, shared variables and ops; `function` compiles them:
 on the context their data lives on (flags device and contexts), transfers are inserted and
 removed, elementwise chains become one kernel, and `grad` differentiates. See
 docs/symbolic.md.
+
+The namespace: the names imported below, and the table-driven families (elementwise ops,
+reductions, variable constructors) from one merged table, TABLE, reached through the
+module's `__getattr__` (PEP 562).
 """
 
 from .. import config
@@ -41,7 +45,7 @@ from .elemwise import Elemwise, GpuElemwise, cast, sigmoid, softplus
 from .fgraph import FunctionGraph
 from .function import Function, function
 from .grad import grad
-from .graph import Apply, Constant, Op, Variable, as_variable
+from .graph import Apply, Constant, Op, TensorType, Variable, as_variable
 from .printing import debugprint
 from .profiling import print_all as print_profiles
 from .reductions import FUNCTIONS_R as _REDUCTIONS
@@ -56,7 +60,6 @@ from .transfer import (
     host_from_gpu,
     transfer,
 )
-from .types import TensorType
 from .variables import CONSTRUCTORS as _CONSTRUCTORS
 from .variables import tensor
 
@@ -71,9 +74,23 @@ def constant(value, name=None, dtype=None):
 
 as_tensor_variable = as_variable
 
-globals().update(_ELEMWISE)
-globals().update(_REDUCTIONS)
-globals().update(_CONSTRUCTORS)
+TABLE = {**_ELEMWISE, **_REDUCTIONS, **_CONSTRUCTORS}
+
+
+def __getattr__(name):
+    """T.exp, T.sum, T.matrix, ...: the names of TABLE (kept as module attributes once
+    looked up, as gpuarr's own namespace does)."""
+    try:
+        value = TABLE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *TABLE})
+
 
 __all__ = [
     "Apply", "BroadcastLike", "CAReduce", "Constant", "DeepCopyOp", "DimShuffle", "Dot",
@@ -85,5 +102,5 @@ __all__ = [
     "config", "constant", "debugprint", "dimshuffle", "dot", "fill", "flatten", "function",
     "gpu_from_host", "grad", "host_from_gpu", "inc_subtensor", "matmul", "ones_like",
     "print_profiles", "reshape", "set_subtensor", "shared", "sigmoid", "softplus", "tensor",
-    "transfer", "transpose", "zeros_like", *_ELEMWISE, *_REDUCTIONS, *_CONSTRUCTORS,
+    "transfer", "transpose", "zeros_like", *TABLE,
 ]

@@ -12,8 +12,14 @@ import numpy as np
 
 from ..array import GpuArray
 from ..errors import ArgumentError, IndexOutOfRange, UnsupportedError
-from .graph import Apply, Constant, HostOp, Op, as_variable, op_pair
-from .types import TensorType
+from .graph import Apply, Constant, HostOp, Op, TensorType, as_variable, op_pair
+
+__all__ = [
+    "BroadcastLike", "DeepCopyOp", "DimShuffle", "GpuBroadcastLike", "GpuDeepCopyOp",
+    "GpuDimShuffle", "GpuIncSubtensor", "GpuReshape", "GpuSubtensor", "IncSubtensor", "Reshape",
+    "Size", "Subtensor", "dimshuffle", "fill", "flatten", "inc_subtensor", "ones_like",
+    "parse_key", "reshape", "set_subtensor", "subtensor", "transpose", "zeros_like",
+]
 
 
 def _out(op, dtype, broadcastable):

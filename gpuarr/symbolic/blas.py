@@ -7,8 +7,12 @@ import numpy as np
 
 from ..errors import ArgumentError, UnsupportedError
 from .basic import dimshuffle, transpose
-from .graph import Apply, Op, as_variable, op_pair
-from .types import TensorType
+from .graph import Apply, Op, TensorType, as_variable, op_pair
+
+__all__ = [
+    "CLASSES", "PRODUCTS", "Dot", "Dot22", "Gemv", "GpuDot", "GpuDot22", "GpuGemv", "dot",
+    "matmul",
+]
 
 
 @functools.lru_cache(maxsize=256)

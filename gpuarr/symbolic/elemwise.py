@@ -16,8 +16,12 @@ from .. import dtypes
 from ..errors import ArgumentError, UnsupportedError
 from ..kernels import ufunc_ops
 from ..ufuncs import ALIASES, UFUNCS, _check_integer_power, _where3, broadcast_shapes, weak_type
-from .graph import Apply, Constant, Op, as_variable, op_pair
-from .types import TensorType
+from .graph import Apply, Constant, Op, TensorType, as_variable, op_pair
+
+__all__ = [
+    "FUNCTIONS", "GRADS", "NAMED", "NAMED_GRADS", "THEANO_NAMES", "Elemwise", "GpuElemwise",
+    "Program", "apply_ufunc", "cast", "evaluate", "sigmoid", "softplus",
+]
 
 _UFUNCS = {**UFUNCS, "where": _where3}
 _CAST = "astype:"

@@ -3,6 +3,8 @@ make a new graph from an old one (the user's graph is never changed)."""
 
 from .graph import clients, toposort
 
+__all__ = ["FunctionGraph", "rebuild", "remake"]
+
 
 class FunctionGraph:
     """inputs: the function's inputs, then the shared variables it reads; outputs: the

@@ -26,6 +26,8 @@ from .rewrites import check_no_cpu_op, fold_and_merge, protect
 from .shared import SharedVariable
 from .types import location
 
+__all__ = ["Function", "FunctionMaker", "function"]
+
 
 def function(inputs, outputs=None, updates=None, givens=None, name=None, profile=None,
              allow_input_downcast=None, on_unused_input="raise", trust_input=False):

@@ -13,6 +13,8 @@ input of their own pattern, which proves that their outputs have one shape.
 from .elemwise import GpuElemwise, Program
 from .graph import toposort
 
+__all__ = ["MAX_OPERANDS", "fuse_elemwise"]
+
 MAX_OPERANDS = 32
 
 

@@ -13,6 +13,8 @@ from .elemwise import cast
 from .graph import Constant, Variable, as_variable, toposort
 from .reductions import CAReduce
 
+__all__ = ["grad"]
+
 
 def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     """d cost / d wrt for a float scalar `cost` and a variable or list of variables `wrt`.

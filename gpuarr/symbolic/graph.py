@@ -1,4 +1,10 @@
-"""The graph: variables, constants, applied ops, the Op base classes, and graph walks.
+"""The graph: types, variables, constants, applied ops, the Op base classes, graph walks.
+
+A variable here is the record (type, owner, index, name); its operators and methods
+(`x + y`, `x.sum()`, `x.T`, `x.eval()`) need the ops and `function`, so the classes that
+carry them are declared above those, in variables.py (TensorVariable, TensorConstant,
+TensorSharedVariable), and register themselves: constructing `Variable`, `Constant` or
+`SharedVariable` (as Apply, TensorType and as_variable do) builds the registered class.
 
 An `Apply` node is an op applied to input variables, giving output variables; a variable
 without an owner is a root (an input, a shared variable or a constant). Ops compare by
@@ -17,9 +23,108 @@ import numpy as np
 
 from .. import dtypes
 from ..array import GpuArray
-from ..errors import ArgumentTypeError, UnsupportedError
+from ..errors import ArgumentTypeError, ShapeError, UnsupportedError
 from ..ufuncs import Symbol
-from .types import HOST, TensorType, location_name
+from .types import HOST, location_name
+
+__all__ = [
+    "Apply", "Constant", "GpuOp", "HostOp", "Op", "TensorType", "Variable", "as_variable",
+    "clients", "op_pair", "roots", "toposort",
+]
+
+_KINDS = {(): "scalar", (False,): "vector", (False, False): "matrix", (True, False): "row",
+          (False, True): "col", (False,) * 3: "tensor3", (False,) * 4: "tensor4"}
+
+
+class TensorType:
+    """dtype, broadcastable pattern (True: the dimension has length 1) and context name."""
+
+    __slots__ = ("broadcastable", "context", "dtype")
+
+    def __init__(self, dtype, broadcastable, context=HOST):
+        self.dtype = dtypes.normalize(dtype)
+        self.broadcastable = tuple(bool(b) for b in broadcastable)
+        self.context = context
+
+    ndim = property(lambda self: len(self.broadcastable))
+    on_host = property(lambda self: isinstance(self.context, str) and self.context == HOST)
+
+    def _key(self):
+        return (self.dtype, self.broadcastable, self.context)
+
+    def __eq__(self, other):
+        return isinstance(other, TensorType) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def clone(self, dtype=None, broadcastable=None, context=False):
+        return TensorType(self.dtype if dtype is None else dtype,
+                          self.broadcastable if broadcastable is None else broadcastable,
+                          self.context if context is False else context)
+
+    def __call__(self, name=None):
+        """A new variable of this type."""
+        return Variable(self, name=name)
+
+    @property
+    def kind(self):
+        return _KINDS.get(self.broadcastable) or f"{self.ndim}d{self.broadcastable}"
+
+    def __repr__(self):
+        if self.on_host:
+            return f"TensorType({self.dtype}, {self.kind})"
+        return f"GpuArrayType<{self.context}>({self.dtype}, {self.kind})"
+
+    def filter(self, value, allow_downcast=None, what="value"):
+        """`value` as a numpy array of this type, or ArgumentTypeError saying why not.
+
+        numpy data must cast safely unless allow_downcast; Python data (scalars, lists) may
+        also go from float to a smaller float or keep its value exactly, as Theano allowed.
+        """
+        if isinstance(value, GpuArray):
+            value = value.get()
+        if isinstance(value, np.ndarray | np.generic):
+            arr = np.asarray(value)
+            if arr.dtype != self.dtype:
+                if not (allow_downcast or np.can_cast(arr.dtype, self.dtype, "safe")):
+                    raise ArgumentTypeError(
+                        f"{what}: {self} cannot hold a value of dtype {arr.dtype} without "
+                        f"risking loss of precision; cast it to {self.dtype} or pass "
+                        f"allow_input_downcast=True")
+                arr = arr.astype(self.dtype)
+        else:
+            try:
+                src = np.asarray(value)
+            except (TypeError, ValueError) as e:
+                raise ArgumentTypeError(f"{what}: expected array data for {self}, got "
+                                        f"{type(value).__name__} ({e})") from None
+            if src.dtype.kind not in "biufc":
+                raise ArgumentTypeError(f"{what}: expected numbers for {self}, got "
+                                        f"{type(value).__name__} of dtype {src.dtype}")
+            with np.errstate(all="ignore"):
+                arr = src.astype(self.dtype)
+            ok = (allow_downcast or np.can_cast(src.dtype, self.dtype, "safe")
+                  or (allow_downcast is None and (
+                      (src.dtype.kind == "f" and self.dtype.kind in "fc")
+                      or np.array_equal(arr, src))))
+            if not ok:
+                raise ArgumentTypeError(f"{what}: {self} cannot hold {value!r} ({src.dtype}) "
+                                        f"without loss; cast it or pass allow_input_downcast=True")
+        if arr.ndim != self.ndim:
+            raise ArgumentTypeError(f"{what}: expected {self.ndim} dimension(s) for {self}, got "
+                                    f"an array of shape {arr.shape} ({arr.ndim} dimensions)")
+        for d, (b, n) in enumerate(zip(self.broadcastable, arr.shape)):
+            if b and n != 1:
+                raise ShapeError(f"{what}: dimension {d} of {self} is broadcastable and must "
+                                 f"have length 1, got shape {arr.shape}")
+        return arr
+
+
+
+
+# {record class: the class with methods that constructing the record builds} (variables.py)
+_CONCRETE = {}
 
 
 class Variable(Symbol):
@@ -31,6 +136,16 @@ class Variable(Symbol):
     __ne__ = object.__ne__
     __hash__ = object.__hash__
 
+    def __init_subclass__(cls, concrete_for=None, **kwargs):
+        """`class TensorVariable(..., Variable, concrete_for=Variable)`: constructing
+        Variable builds TensorVariable from now on."""
+        super().__init_subclass__(**kwargs)
+        if concrete_for is not None:
+            _CONCRETE[concrete_for] = cls
+
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(_CONCRETE.get(cls, cls))
+
     def __init__(self, type, owner=None, index=None, name=None):
         self.type = type
         self.owner = owner
@@ -41,11 +156,6 @@ class Variable(Symbol):
     dtype = property(lambda self: self.type.dtype)
     ndim = property(lambda self: self.type.ndim)
     broadcastable = property(lambda self: self.type.broadcastable)
-
-    def record(self, ufunc, args):
-        # gpuarr's ufuncs (ga.exp(x), np.exp(x)) hand symbolic operands to us
-        from .elemwise import apply_ufunc
-        return apply_ufunc(ufunc.name, args)
 
     def __bool__(self):
         raise ArgumentTypeError(f"symbolic variable {self} has no truth value; use T.switch "

@@ -23,6 +23,8 @@ from .shared import SharedVariable
 from .transfer import TRANSFERS, GpuFromHost, GpuToGpu, HostFromGpu, Transfer
 from .types import HOST, location
 
+__all__ = ["Placer", "place"]
+
 
 class Placer:
     def __init__(self, default):

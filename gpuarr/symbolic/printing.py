@@ -4,6 +4,10 @@ prints it (one line per node, inputs indented below, `[id X]` naming repeated no
 import string
 import sys
 
+from .function import Function
+
+__all__ = ["debugprint"]
+
 
 def _ids():
     letters = string.ascii_uppercase
@@ -22,7 +26,6 @@ def _ids():
 def debugprint(obj, file=None, print_type=False):
     """Print the graph of `obj` (a variable, a list of them, or a compiled function) and
     return the text. A function's nodes end with their position in its toposort."""
-    from .function import Function
     order = None
     if isinstance(obj, Function):
         outputs = obj.maker.fgraph.outputs

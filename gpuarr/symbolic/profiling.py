@@ -10,6 +10,8 @@ from ..array import GpuArray
 from .graph import GpuOp
 from .transfer import TRANSFERS
 
+__all__ = ["ProfileStats", "kind", "print_all"]
+
 _PROFILES = []
 
 

@@ -9,8 +9,11 @@ import numpy as np
 from ..errors import ArgumentError, AxisError
 from .basic import BroadcastLike, Size, dimshuffle
 from .elemwise import FUNCTIONS, cast
-from .graph import Apply, Op, as_variable, op_pair
-from .types import TensorType
+from .graph import Apply, Op, TensorType, as_variable, op_pair
+
+__all__ = [
+    "FUNCTIONS_R", "REDUCTIONS", "CAReduce", "GpuCAReduce", "mean", "normalize_axis", "std", "var",
+]
 
 # name -> True when its output is piecewise constant (no gradient)
 REDUCTIONS = {"sum": False, "prod": False, "max": False, "min": False, "any": True,

@@ -13,6 +13,9 @@ from .elemwise import Elemwise
 from .fgraph import rebuild, remake
 from .graph import Constant, GpuOp, HostOp
 from .transfer import TRANSFERS
+from .types import location
+
+__all__ = ["check_no_cpu_op", "fold_and_merge", "host_ops", "protect"]
 
 
 def _folds(node, inputs):
@@ -94,7 +97,6 @@ def protect(outputs, updates, roots):
 
 
 def _ctx_of(v):
-    from .types import location
     if isinstance(v, Constant) and isinstance(v.data, GpuArray):
         return v.data.context
     node = v.owner

@@ -6,8 +6,10 @@ import numpy as np
 from .. import config, dtypes
 from ..array import GpuArray, to_device
 from ..errors import ArgumentTypeError, UnsupportedError
-from .graph import Variable
-from .types import HOST, TensorType, location
+from .graph import TensorType, Variable
+from .types import HOST, location
+
+__all__ = ["Container", "SharedVariable", "shared"]
 
 _DEFAULT = object()
 

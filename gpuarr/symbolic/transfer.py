@@ -9,6 +9,11 @@ from ..errors import ArgumentTypeError
 from .graph import Apply, Op, as_variable
 from .types import HOST, location
 
+__all__ = [
+    "TRANSFERS", "GpuFromHost", "GpuToGpu", "HostFromGpu", "Transfer", "gpu_from_host",
+    "host_from_gpu", "transfer",
+]
+
 
 class Transfer(Op):
     """x on `target`: 'cpu', None (the default device) or a context name."""
