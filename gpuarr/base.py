@@ -272,10 +272,17 @@ class ArrayBase:
         return b is not None and not b._writeable
 
     def _view(self, shape, strides, offset=None, dtype=None):
-        return _concrete(shape, self.dtype if dtype is None else dtype, storage=self.storage,
-                        strides=strides, offset=self.offset if offset is None else offset,
-                        base=self if self.base is None else self.base,
-                        writeable=self._writeable)
+        """A view of this array's storage; the caller vouches for the layout (ints) and
+        the dtype (a numpy dtype the device holds)."""
+        view = object.__new__(_concrete)
+        view.storage = self.storage
+        view.shape = tuple(shape)
+        view.strides = tuple(strides)
+        view.offset = self.offset if offset is None else offset
+        view.dtype = self.dtype if dtype is None else dtype
+        view.base = self if self.base is None else self.base
+        view._writeable = self._writeable
+        return view
 
     def _check_writeable(self):
         if not self._writeable:

@@ -6,9 +6,14 @@ library): the probe runs once per device and driver, ever. `context.list_devices
 
 GPUs are not probed (flag device_probe=all probes them too): their compilers are the vendor's
 own for the chip they find, while the failures this guards against come from a CPU compiler
-(PoCL's LLVM) guessing a target for a host CPU newer than itself.
+(PoCL's LLVM) guessing a target for a host CPU newer than itself; a GPU probe would also open
+a second GPU context in another process.
 
-Verdicts live in `<compile_cache_dir>/probe` when flag compile_cache_dir is set, else in
+A child that crashes, errs, computes a wrong result or hangs past TIMEOUT_S once it reached
+its device fails the device, and that verdict is kept; one that cannot run at all (no Python
+executable, gpuarr not importable there) says nothing about the driver: nothing is kept and
+the device keeps the name-based guess (`context._unusable_reason`). Verdicts live in
+`<compile_cache_dir>/probe` when flag compile_cache_dir is set, else in
 `$XDG_CACHE_HOME/gpuarr/probe` (`~/.cache/gpuarr/probe`); deleting a file probes again.
 """
 
@@ -136,11 +141,8 @@ def _child_env():
     flags = [f"compile_cache_dir={f.compile_cache_dir}", f"tuning_dir={f.tuning_dir}",
              f"blas_backend={f.blas_backend}", f"gemm_precision={f.gemm_precision}",
              "print_active_device=False", "device_probe=off"]
-    # the child imports this gpuarr, wherever it came from
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
     return dict(os.environ, **{config.ENV_VAR: ",".join(flags), config.RC_ENV_VAR: os.devnull,
-                               CHILD_ENV: "1", "PYTHONFAULTHANDLER": "1", "PYTHONPATH": path})
+                               CHILD_ENV: "1", "PYTHONFAULTHANDLER": "1"})
 
 
 def first_error_line(text):

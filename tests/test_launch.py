@@ -63,6 +63,10 @@ def test_launcher_sets_only_changed_arguments(ctx, monkeypatch):
             set_calls.append(i)
             real_kernel.set_arg(i, v)
 
+        def _set_arg_buf(self, i, v):
+            set_calls.append(i)
+            real_kernel._set_arg_buf(i, v)
+
     monkeypatch.setattr(launcher, "kernel", Counting())
     launcher.set_args([*plan.head, x.storage, 0, y.storage, 0, z.storage, 0])
     assert set_calls == []  # what the last launch set is still there
