@@ -656,8 +656,8 @@ def matmul(a, b, out=None):
         result = _dot_kernel(dt)(a.astype(dt, copy=False), b.astype(dt, copy=False))
         return result if out is None else _check_out("matmul", out, (), dt,
                                                      "same_kind")._assign(result)
-    a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
-    b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
+    a2 = a._view((1, a.shape[0]), (0, a.strides[0])) if a.ndim == 1 else a
+    b2 = b._view((b.shape[0], 1), (b.strides[0], 0)) if b.ndim == 1 else b
     if a2.shape[-1] != b2.shape[-2]:
         raise ShapeError(f"matmul: input operand 1 has a mismatch in its core dimension 0 "
                          f"(size {b2.shape[-2]} is different from {a2.shape[-1]}): shapes "
@@ -669,11 +669,15 @@ def matmul(a, b, out=None):
         shape = shape[:-2] + shape[-1:]
     if b.ndim == 1:
         shape = shape[:-1]
-    result = empty(shape, dt, context=ctx)
+    result = ArrayBase._empty(ctx, shape, dtypes.check_device(dt, ctx))
     batch = math.prod(batch_shape)
-    gemm_into(1, _batched(a2.astype(dt, copy=False), batch_shape, (m, k)),
-              _batched(b2.astype(dt, copy=False), batch_shape, (k, n)), 0,
-              result.reshape(batch, m, n))
+    a2, b2 = a2.astype(dt, copy=False), b2.astype(dt, copy=False)
+    if batch_shape:
+        a3, b3 = _batched(a2, batch_shape, (m, k)), _batched(b2, batch_shape, (k, n))
+    else:  # (the common product: 3-d views without broadcasting)
+        a3, b3 = a2._view((1, m, k), (0, *a2.strides)), b2._view((1, k, n), (0, *b2.strides))
+    size = result.itemsize
+    gemm_into(1, a3, b3, 0, result._view((batch, m, n), (m * n * size, n * size, size)))
     if out is not None:
         return _check_out("matmul", out, shape, dt, "same_kind")._assign(result)
     return result
