@@ -34,6 +34,7 @@ from .errors import (
     UnsupportedError,
 )
 from .launch import copy_buffer, fill_buffer, read_host, record, waits, write_host
+from .memory import Storage
 
 __all__ = [
     "ArrayBase", "Flags", "arange", "array", "asarray", "ascontiguousarray", "broadcast_to",
@@ -48,15 +49,37 @@ _ORDERS = ("C", "F", "A", "K")
 # ---------------------------------------------------------------- layout helpers
 
 def _shape_tuple(shape):
+    if shape.__class__ is tuple and all(n.__class__ is int and n >= 0 for n in shape):
+        return shape  # the common case: non-negative Python ints (not bools)
+    if isinstance(shape, bool | np.bool_) or (isinstance(shape, tuple | list) and any(
+            isinstance(n, bool | np.bool_) for n in shape)):  # numpy refuses bools as sizes
+        raise ArgumentTypeError(f"expected a sequence of integers or a single integer, got "
+                                f"{shape!r}")
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
     try:
-        shape = tuple(operator.index(n) for n in shape)
+        dims = tuple(operator.index(n) for n in shape)
     except TypeError:
         raise ShapeError(f"shape must be a tuple of integers, not {shape!r}") from None
-    if any(n < 0 for n in shape):
-        raise ShapeError(f"negative dimensions are not allowed: shape {shape}")
-    return shape
+    if any(n < 0 for n in dims):
+        raise ShapeError(f"negative dimensions are not allowed: shape {dims}")
+    return dims
+
+
+# numpy's largest array: its byte size must fit a signed 64-bit intp
+_MAX_BYTES = 2**63 - 1
+
+
+def _check_size(shape, itemsize):
+    """numpy's 'array is too big': the non-zero dimensions times the item size past intp
+    (numpy checks this for empty arrays too)."""
+    nbytes = itemsize or 1
+    for n in shape:
+        if n:
+            nbytes *= n
+    if nbytes > _MAX_BYTES:
+        raise ShapeError(f"array is too big: shape {shape} of {itemsize}-byte items is larger "
+                         f"than the maximum possible size (2**63 - 1 bytes)")
 
 
 def _contiguous_strides(shape, itemsize, order="C"):
@@ -84,6 +107,8 @@ def _is_contiguous(shape, strides, itemsize, order):
 
 def _normalize_axis(axis, ndim):
     try:
+        if isinstance(axis, bool | np.bool_):  # numpy: "an integer is required"
+            raise TypeError
         ax = operator.index(axis)
     except TypeError:
         raise ArgumentTypeError(f"axis must be an integer, not {axis!r}") from None
@@ -215,9 +240,14 @@ class ArrayBase:
 
     def __init__(self, shape, dtype=None, order="C", context=None, *, storage=None,
                  strides=None, offset=0, base=None, writeable=True):
+        if storage is not None and not isinstance(storage, Storage):
+            raise ArgumentTypeError(f"storage= must be a gpuarr Storage (an array's .storage), "
+                                    f"not {type(storage).__name__}")
         ctx = storage.context if storage is not None else get_context(context)
         dt = dtypes.check_device(dtypes.float_x() if dtype is None else dtype, ctx)
         shape = _shape_tuple(shape)
+        _check_size(shape, dt.itemsize)
+        given = strides is not None or storage is not None or offset != 0
         if strides is None:
             if order not in ("C", "F"):
                 raise ArgumentError(f"order must be 'C' or 'F', not {order!r}")
@@ -231,6 +261,34 @@ class ArrayBase:
         self.dtype = dt
         self.base = base
         self._writeable = writeable
+        if given:
+            self._check_layout()
+
+    def _check_layout(self):
+        """The caller's strides and offset (byte counts, multiples of the item size: kernels
+        index in elements) keep every element inside the storage; else ArgumentError."""
+        shape, isz, nbytes = self.shape, self.itemsize, self.storage.nbytes
+        try:
+            strides = tuple(operator.index(s) for s in self.strides)
+            offset = operator.index(self.offset)
+        except TypeError:
+            raise ArgumentTypeError(f"strides and offset must be integers, got strides "
+                                    f"{self.strides!r}, offset {self.offset!r}") from None
+        where = (f"shape {shape}, strides {strides}, offset {offset}, {self.dtype} items, "
+                 f"in a buffer of {nbytes} bytes")
+        if len(strides) != len(shape):
+            raise ArgumentError(f"strides need one entry per dimension: {where}")
+        if offset % isz or any(s % isz for s in strides):
+            raise ArgumentError(f"strides and offset must be multiples of the item size "
+                                f"({isz}): {where}")
+        self.strides, self.offset = strides, offset
+        if self.size == 0:
+            lo, hi = offset, offset
+        else:
+            lo, hi = self._extent()
+        if lo < 0 or hi > nbytes:
+            raise ArgumentError(f"the elements span bytes [{lo}, {hi}), outside the storage: "
+                                f"{where}")
 
     @staticmethod
     def _empty(ctx, shape, dtype):

@@ -589,6 +589,8 @@ def gemm(alpha, A, B, beta=0.0, C=None, trans_a=False, trans_b=False, overwrite_
             raise ShapeError(f"gemm: C has shape {C.shape}, op(A) @ op(B) has {(m, n)}")
         if not overwrite_c:
             C = C.copy()
+        elif C._may_share(A) or C._may_share(B):  # the kernel would read what it wrote
+            return C._assign(gemm(alpha, A, B, beta, C, trans_a, trans_b))
     gemm_into(alpha, _as_batch(op_a), _as_batch(op_b), beta, _as_batch(C))
     return C
 
@@ -613,6 +615,8 @@ def gemm_batched(alpha, A, B, beta=0.0, C=None, trans_a=False, trans_b=False,
         raise ShapeError(f"gemm_batched: C has shape {C.shape}, the product has {shape}")
     elif not overwrite_c:
         C = C.copy()
+    elif C._may_share(A) or C._may_share(B):  # the kernel would read what it wrote
+        return C._assign(gemm_batched(alpha, A, B, beta, C, trans_a, trans_b))
     gemm_into(alpha, broadcast_to(op_a, (batch, *op_a.shape[1:])),
               broadcast_to(op_b, (batch, *op_b.shape[1:])), beta, C)
     return C

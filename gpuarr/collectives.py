@@ -22,15 +22,19 @@ F-contiguous only, as pygpu). Ops: sum, prod, max, min and pygpu's aliases ('+',
 broadcast and all_gather move any dtype. Integer sums wrap as numpy's do.
 """
 
+import atexit
 import contextlib
+import functools
 import os
+import pickle
 import struct
+import sys
 import time
 
 import numpy as np
 import pyopencl as cl
 
-from . import errors
+from . import config, errors
 from .array import GpuArray
 from .context import get_context
 from .errors import (
@@ -505,9 +509,20 @@ ID_BYTES = 128  # pygpu's GA_COMM_ID_BYTES
 CHUNK_BYTES = 1 << 20
 # Devices that share the host's memory give MPI the mapped arrays from this size up.
 MAP_BYTES = 1 << 20
+_CTL_TAG = 1  # the tag of the messages on a GpuComm's control channel
+_AGREE_SLOT = 256  # bytes per rank of _agree's one all-gather (its records take ~100)
+# Every GpuComm made here, as its _Exit record: its peers hear when this process exits,
+# whether or not the GpuComm itself is still referenced (a dropped one is left for good).
+_EXITS = []
+# The pending requests of collectives given up on (a timeout, a failed rank), kept for the
+# job's life: MPI may still write into their buffers if a late rank joins.
+_ORPHANS = []
 
 
 def _mpi():
+    MPI = sys.modules.get("mpi4py.MPI")  # (an import statement per call costs ~2 us)
+    if MPI is not None:
+        return MPI
     try:
         from mpi4py import MPI
     except ImportError:
@@ -602,6 +617,81 @@ def _join_clique(world, comm_id, ndev, rank, timeout):
     return world.Split(color, rank)
 
 
+def _timeout(value):
+    """A GpuComm's deadline in seconds: `value`, or flag comm_timeout when None."""
+    if value is None:
+        return config.flags.comm_timeout
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ArgumentError(f"GpuComm: timeout must be a number of seconds over 0 (inf: no "
+                            f"deadline) or None (flag comm_timeout), not {value!r}")
+    return float(value)
+
+
+class _Exit:
+    """What a GpuComm's peers are told when this process exits: its control channel, its
+    rank, and how many collectives it entered (kept up to date by GpuComm._begin)."""
+
+    __slots__ = ("ctl", "rank", "seq", "size")
+
+    def __init__(self, ctl):
+        self.ctl, self.rank, self.size, self.seq = ctl, ctl.rank, ctl.size, 0
+
+
+def _at_exit():
+    """Tell the peers of every GpuComm made here that this process is leaving: a peer
+    waiting in a collective this process never entered raises at once, not at its deadline."""
+    MPI = sys.modules.get("mpi4py.MPI")
+    if MPI is None or not MPI.Is_initialized() or MPI.Is_finalized():
+        return
+    sent = []
+    for ex in _EXITS:
+        with contextlib.suppress(Exception):
+            sent += [ex.ctl.isend(("leave", ex.seq, ex.rank), dest=r, tag=_CTL_TAG)
+                     for r in range(ex.size) if r != ex.rank]
+    end = time.monotonic() + 1.0  # small messages go out at once; never hold the exit long
+    while sent and time.monotonic() < end:
+        sent = [r for r in sent if not r.Test()]
+        time.sleep(0.001)
+
+
+def _mismatch(infos, what):
+    """The error every rank raises when the ranks' calls (as _agree exchanged them) differ,
+    else None. Every rank compares every rank with rank 0, so all raise the same words."""
+    name0, layout0, values0, _ = infos[0]
+    for r, (name, lay, vals, _) in enumerate(infos[1:], 1):
+        if name != name0:
+            return ArgumentError(f"the ranks called different collectives: rank 0 {name0}, "
+                                 f"rank {r} {name}")
+        if lay[1] != layout0[1]:
+            return ArgumentTypeError(f"{what}: ranks disagree on the dtype: rank 0 has "
+                                     f"{np.dtype(layout0[1])}, rank {r} {np.dtype(lay[1])}")
+        if lay[0] != layout0[0]:
+            return ShapeError(f"{what}: ranks disagree on the shape: rank 0 has "
+                              f"{layout0[0]}, rank {r} {lay[0]}")
+        for key, v in vals.items():
+            if v != values0.get(key):
+                return ArgumentError(f"{what}: ranks disagree on {key}: rank 0 passed "
+                                     f"{values0.get(key)!r}, rank {r} {v!r}")
+    return None
+
+
+def _collective(method):
+    """A GpuComm collective: an exception that leaves it on this rank alone (not one every
+    rank raises after `_agree`, not one a peer's failure caused) tells the other ranks, which
+    raise CommError instead of waiting for this one."""
+
+    @functools.wraps(method)
+    def collective(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException as e:
+            if self._broken is None and e is not self._agreed:
+                self._fail(e)
+            raise
+
+    return collective
+
+
 class GpuComm:
     """A communicator of MPI processes, one context each (pygpu's GpuComm).
 
@@ -615,6 +705,12 @@ class GpuComm:
     once, each of `ndev` processes ranked 0..ndev-1), and a process that does not call it
     within `timeout` seconds makes the others raise CommTimeout. MPI (mpiexec, and its
     process manager across hosts) is what lets the processes find each other.
+
+    Every collective has the same deadline (`timeout`, default flag comm_timeout, 300 s):
+    a rank that does not join it in time makes every other rank raise CommTimeout naming
+    it; a rank that raises inside one, or whose process exits before joining one, makes
+    the others raise CommError at once. Either error leaves the ranks out of step: the
+    GpuComm then raises CommError on any use (abort the job, or make a new GpuComm).
     """
 
     #: 'auto' maps device memory in place when the device shares the host's memory, else
@@ -624,7 +720,7 @@ class GpuComm:
     reduce_on = "host"
     chunk_bytes = CHUNK_BYTES
 
-    def __init__(self, clique_id, ndev, rank, *, timeout=60.0):
+    def __init__(self, clique_id, ndev, rank, *, timeout=None):
         if not isinstance(clique_id, CommCliqueId):
             raise ArgumentTypeError(f"GpuComm needs a CommCliqueId, not "
                                     f"{type(clique_id).__name__}")
@@ -632,32 +728,51 @@ class GpuComm:
             raise ArgumentError(f"GpuComm: ndev must be a positive integer, not {ndev!r}")
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < ndev:
             raise ArgumentError(f"GpuComm: rank must be in 0..{ndev - 1}, not {rank!r}")
+        timeout = _timeout(timeout)
         world = _mpi().COMM_WORLD
         if world.size < ndev:
             raise CommError(f"GpuComm(ndev={ndev}): MPI.COMM_WORLD has {world.size} "
                             f"process(es); start the ranks with mpiexec -n {ndev}")
         self._setup(_join_clique(world, clique_id.comm_id, ndev, rank, timeout),
-                    clique_id.context)
+                    clique_id.context, timeout)
 
     @classmethod
-    def from_mpi(cls, mpi_comm, context=None, *, timeout=60.0):
+    def from_mpi(cls, mpi_comm, context=None, *, timeout=None):
         """A GpuComm over the processes of an mpi4py intracommunicator (duplicated, so its
         traffic never meets the caller's); `context` is this process's device."""
         MPI = _mpi()
         if not isinstance(mpi_comm, MPI.Intracomm):
             raise ArgumentTypeError(f"from_mpi needs an mpi4py Intracomm (e.g. "
                                     f"MPI.COMM_WORLD), not {type(mpi_comm).__name__}")
+        timeout = _timeout(timeout)
         comm, request = mpi_comm.Idup()
         _wait(request, timeout, f"GpuComm.from_mpi (size {mpi_comm.size})")
         self = object.__new__(cls)
-        self._setup(comm, get_context(context))
+        self._setup(comm, get_context(context), timeout)
         return self
 
-    def _setup(self, comm, context):
+    def _setup(self, comm, context, timeout):
         self.mpi_comm = comm
         self.context = context
+        #: Seconds each collective waits for every rank (see the class docstring).
+        self.timeout = timeout
         self._pinned = None
         self._slot_busy = [None, None]  # the last copy out of each pinned slot
+        self._seq = 0  # the collectives this rank entered
+        self._what = ""  # the one running now
+        self._deadline = None
+        self._broken = None  # why this GpuComm cannot be used any more
+        self._agreed = None  # the error every rank raises after _agree
+        self._sent = []  # control messages not yet delivered
+        self._left = {}  # rank -> collectives it entered before its process exited
+        self._heres = {}  # collective -> the ranks that called the roll for it
+        # A private channel for failures, exits and roll calls: never mixed with the data.
+        self._ctl, request = comm.Idup()
+        _wait(request, timeout, f"GpuComm (size {comm.size}): its control channel")
+        if not _EXITS:
+            atexit.register(_at_exit)  # after mpi4py's import: runs before MPI's finalizer
+        self._exit = _Exit(self._ctl)
+        _EXITS.append(self._exit)
 
     count = property(lambda self: self.mpi_comm.size, doc="the number of ranks")
     rank = property(lambda self: self.mpi_comm.rank, doc="this process's rank")
@@ -678,7 +793,10 @@ class GpuComm:
     def _agree(self, what, src, check):
         """Run the local `check()` (a dict of values every rank must share, or a gpuarr
         error), exchange it with the array's shape and dtype, and raise the same error on
-        every rank if any rank failed or they differ. Returns the common order."""
+        every rank if any rank failed or they differ. Returns the common order.
+
+        It opens the collective: its deadline starts here."""
+        self._begin(what)
         error = values = None
         try:
             if not isinstance(src, GpuArray):
@@ -689,33 +807,28 @@ class GpuComm:
                     f"({src.context.devname}); this GpuComm's rank {self.rank} works on "
                     f"{self.context.name!r} ({self.context.devname}): transfer it first")
             values = check()
-        except GpuArrayError as e:
+        except Exception as e:  # any error: the other ranks must not wait for this one
             error = e
         layout = None if error else (src.shape, src.dtype.str, _f_only(src))
         mine = (what, layout, values,
                 None if error is None else (type(error).__name__, str(error)))
-        infos = self.mpi_comm.allgather(mine)
+        infos = self._allgather_object(mine)
         for r, (_, _, _, failed) in enumerate(infos):
             if failed is not None:
                 if r == self.rank:
+                    self._agreed = error
                     raise error
-                raise getattr(errors, failed[0])(f"{what} failed on rank {r}: {failed[1]}")
-        # Every rank compares every rank with rank 0, so all raise the same words.
-        name0, layout0, values0, _ = infos[0]
-        for r, (name, lay, vals, _) in enumerate(infos[1:], 1):
-            if name != name0:
-                raise ArgumentError(f"the ranks called different collectives: rank 0 "
-                                    f"{name0}, rank {r} {name}")
-            if lay[1] != layout0[1]:
-                raise ArgumentTypeError(f"{what}: ranks disagree on the dtype: rank 0 has "
-                                        f"{np.dtype(layout0[1])}, rank {r} {np.dtype(lay[1])}")
-            if lay[0] != layout0[0]:
-                raise ShapeError(f"{what}: ranks disagree on the shape: rank 0 has "
-                                 f"{layout0[0]}, rank {r} {lay[0]}")
-            for key, v in vals.items():
-                if v != values0.get(key):
-                    raise ArgumentError(f"{what}: ranks disagree on {key}: rank 0 passed "
-                                        f"{values0.get(key)!r}, rank {r} {v!r}")
+                cls = getattr(errors, failed[0], None)
+                if isinstance(cls, type) and issubclass(cls, GpuArrayError):
+                    self._agreed = cls(f"{what} failed on rank {r}: {failed[1]}")
+                else:
+                    self._agreed = CommError(f"{what} failed on rank {r}: {failed[0]}: "
+                                             f"{failed[1]}")
+                raise self._agreed
+        mismatch = _mismatch(infos, what)
+        if mismatch is not None:
+            self._agreed = mismatch
+            raise mismatch
         return "F" if all(lay[2] for _, lay, _, _ in infos) else "C"
 
     def _root(self, root, what):
@@ -723,7 +836,147 @@ class GpuComm:
             return self.rank
         return _check_root(root, self.count, what)
 
+    # -- deadlines and failures: every MPI call of a collective is non-blocking, and
+    # `_progress` waits for it while watching the deadline and the control channel.
+    def _begin(self, what):
+        if self._broken is not None:
+            raise CommError(f"{what}: this GpuComm cannot be used any more: {self._broken}; "
+                            f"its ranks are out of step (abort the job, or make a new GpuComm)")
+        self._seq += 1
+        self._exit.seq = self._seq
+        self._what = what
+        self._agreed = None
+        self._deadline = time.monotonic() + self.timeout
+
+    def _label(self):
+        return f"{self._what} (collective #{self._seq} of this GpuComm)"
+
+    def _allgather_object(self, obj):
+        """Every rank's picklable `obj`, in rank order: one non-blocking all-gather of
+        fixed slots (the length, then the pickle where it fits), a second of the pickles
+        when one does not fit (an error's long message)."""
+        comm, n, slot = self.mpi_comm, self.count, _AGREE_SLOT
+        data = pickle.dumps(obj)
+        mine = bytearray(slot)
+        mine[:8] = len(data).to_bytes(8, "little")
+        if len(data) <= slot - 8:
+            mine[8:8 + len(data)] = data
+        table = bytearray(n * slot)
+        self._progress([comm.Iallgather(mine, table)], mine, table)
+        sizes = [int.from_bytes(table[r * slot:r * slot + 8], "little") for r in range(n)]
+        if max(sizes) <= slot - 8:
+            return [pickle.loads(table[r * slot + 8:r * slot + 8 + c])
+                    for r, c in enumerate(sizes)]
+        displs = [sum(sizes[:r]) for r in range(n)]
+        table = bytearray(sum(sizes))
+        self._progress([comm.Iallgatherv(data, [table, (sizes, displs)])], data, table)
+        return [pickle.loads(table[d:d + c]) for d, c in zip(displs, sizes)]
+
+    def _progress(self, requests, *buffers):
+        """Wait for the MPI `requests` of the running collective, on `buffers`. Spins for a
+        moment (as a blocking MPI call would), then backs off to sleeps of up to 10 ms.
+        Raises CommError when a peer fails or exits, CommTimeout at the deadline (see
+        `_roll_call`); the requests and their buffers are then kept (mpi4py does not keep
+        the buffers of a pending request alive)."""
+        test_all = _mpi().Request.Testall
+        if test_all(requests):
+            return
+        start = time.monotonic()
+        spin_until, next_look, pause = start + 0.002, start + 0.001, 0.0
+        try:
+            while not test_all(requests):
+                now = time.monotonic()
+                if now >= next_look:
+                    heard = self._look()
+                    if heard or now > self._deadline:
+                        self._roll_call(requests, heard, started_here=not heard)
+                    next_look = now + 0.001
+                if now > spin_until:
+                    pause = min(max(2 * pause, 5e-5), 1e-3 if now - start < 1 else 1e-2)
+                    time.sleep(pause)
+        except BaseException:
+            _ORPHANS.append((requests, buffers))
+            raise
+
+    def _look(self):
+        """Read the control channel: raise on a peer's failure or exit that concerns the
+        running collective; return the ranks that started a roll call for it."""
+        MPI = _mpi()
+        status = MPI.Status()
+        while self._ctl.iprobe(source=MPI.ANY_SOURCE, tag=_CTL_TAG, status=status):
+            kind, seq, rank, *detail = self._ctl.recv(source=status.Get_source(), tag=_CTL_TAG)
+            if kind == "fail":
+                where, text = detail
+                raise self._break(CommError(
+                    f"{self._label()}: rank {rank} raised inside {where} (its collective "
+                    f"#{seq}): {text}. The ranks are out of step: this GpuComm cannot be used "
+                    f"any more (abort the job, or make a new GpuComm)"))
+            if kind == "leave":
+                self._left[rank] = seq
+            elif kind == "here" and seq >= self._seq:  # (a later one: kept for it)
+                self._heres.setdefault(seq, set()).add(rank)
+            elif kind == "here":
+                raise self._break(CommError(
+                    f"{self._label()}: rank {rank} gave up on its collective #{seq} (a "
+                    f"timeout) after this rank had left it; this GpuComm cannot be used any "
+                    f"more (abort the job, or make a new GpuComm)"))
+        gone = sorted(r for r, seq in self._left.items() if seq < self._seq)
+        if gone:
+            raise self._break(CommError(
+                f"{self._label()}: rank(s) {', '.join(map(str, gone))} exited before joining "
+                f"it; this GpuComm cannot be used any more (abort the job)"))
+        return self._heres.get(self._seq, set())
+
+    def _roll_call(self, requests, heard, started_here):
+        """Give up on the running collective: tell every peer that this rank is here, hear
+        which peers answer within a grace period (those waiting in this collective answer
+        within milliseconds, and give up too), and raise CommTimeout naming the others."""
+        me, n = self.rank, self.count
+        self._send_all(("here", self._seq, me))
+        grace = min(max(self.timeout / 10, 0.5), 5.0)
+        end = time.monotonic() + grace
+        heard = set(heard)
+        while len(heard) < n - 1 and time.monotonic() < end:
+            heard |= self._look()
+            time.sleep(0.001)
+        missing = [r for r in range(n) if r != me and r not in heard]
+        names = ", ".join(map(str, missing))
+        if missing:
+            why = (f"rank(s) {names} did not join within {self.timeout:g} s (flag "
+                   f"comm_timeout, or GpuComm's timeout=): absent, stuck before it, or dead")
+        else:
+            why = ("every rank answered, but the other ranks gave up waiting first: this "
+                   "rank joined it late" if not started_here else
+                   f"every rank answered, but it did not complete within {self.timeout:g} s")
+        err = CommTimeout(f"{self._label()}: {why}. Every rank that is here raises this; "
+                          f"this GpuComm cannot be used any more: abort the job "
+                          f"(MPI.COMM_WORLD.Abort()) or make a new GpuComm")
+        err.missing = missing
+        err.request = requests[0] if len(requests) == 1 else requests
+        raise self._break(err)
+
+    def _break(self, err):
+        """Mark this GpuComm unusable because of `err`; returns it."""
+        if self._broken is None:
+            self._broken = f"{type(err).__name__} in {self._label()}"
+        return err
+
+    def _fail(self, error):
+        """This rank leaves the running collective with `error`: tell the others."""
+        self._break(error)
+        text = f"{type(error).__name__}: {error}"[:2000]
+        with contextlib.suppress(Exception):  # the error being raised matters more
+            self._send_all(("fail", self._seq, self.rank, self._what, text))
+
+    def _send_all(self, message):
+        """Send `message` to every other rank on the control channel (not waited for)."""
+        self._sent = [r for r in self._sent if not r.Test()]
+        for r in range(self.count):
+            if r != self.rank:
+                self._sent.append(self._ctl.isend(message, dest=r, tag=_CTL_TAG))
+
     # -- the collectives
+    @_collective
     def all_reduce(self, src, op="sum", dest=None):
         """The reduction of every rank's `src`, on every rank (into `dest` if given)."""
         what = "all_reduce"
@@ -748,18 +1001,19 @@ class GpuComm:
             if self._mode(flat.nbytes) == "map":
                 with self._mapped(out, read=in_place, write=True) as d:
                     if in_place:
-                        self._pieces(d, lambda a, b: comm.Allreduce(
+                        self._pieces(d, lambda a, b: comm.Iallreduce(
                             _mpi().IN_PLACE, d[a:b], mpi_op))
                     else:
                         with self._mapped(flat, read=True, write=False) as s:
-                            self._pieces(d, lambda a, b: comm.Allreduce(
+                            self._pieces(d, lambda a, b: comm.Iallreduce(
                                 s[a:b], d[a:b], mpi_op))
             else:
                 self._pipeline(flat.size, flat.dtype, 1, lambda a, c: [(flat, a, 0)],
-                               lambda slot, c: comm.Allreduce(_mpi().IN_PLACE, slot[:c], mpi_op),
+                               lambda slot, c: comm.Iallreduce(_mpi().IN_PLACE, slot[:c], mpi_op),
                                lambda a, c: [(out, a, 0)])
         return target.finish()
 
+    @_collective
     def reduce(self, src, op="sum", dest=None, root=0):
         """The reduction of every rank's `src` on rank `root` (returned there, into `dest` if
         given); None on the other ranks, which ignore `dest`. root=-1: this rank (pygpu)."""
@@ -787,16 +1041,17 @@ class GpuComm:
             with self._mapped(flat, read=True, write=False) as s:
                 if is_root:
                     with self._mapped(target.flat, read=False, write=True) as d:
-                        self._pieces(s, lambda a, b: comm.Reduce(s[a:b], d[a:b], mpi_op, r))
+                        self._pieces(s, lambda a, b: comm.Ireduce(s[a:b], d[a:b], mpi_op, r))
                 else:
-                    self._pieces(s, lambda a, b: comm.Reduce(s[a:b], None, mpi_op, r))
+                    self._pieces(s, lambda a, b: comm.Ireduce(s[a:b], None, mpi_op, r))
         else:
             self._pipeline(flat.size, flat.dtype, 1, lambda a, c: [(flat, a, 0)],
-                           lambda slot, c: comm.Reduce(MPI.IN_PLACE if is_root else slot[:c],
-                                                       slot[:c] if is_root else None, mpi_op, r),
+                           lambda slot, c: comm.Ireduce(MPI.IN_PLACE if is_root else slot[:c],
+                                                        slot[:c] if is_root else None, mpi_op, r),
                            lambda a, c: [(target.flat, a, 0)] if is_root else [])
         return target.finish() if is_root else None
 
+    @_collective
     def broadcast(self, array, root=0):
         """Rank `root`'s `array` copied into every other rank's `array`, in place; returns
         `array`. root=-1: this rank (pygpu)."""
@@ -820,16 +1075,17 @@ class GpuComm:
             pass
         elif self._mode(flat.nbytes) == "map":
             with self._mapped(flat, read=is_root, write=not is_root) as h:
-                self._pieces(h, lambda a, b: comm.Bcast(h[a:b], r))
+                self._pieces(h, lambda a, b: comm.Ibcast(h[a:b], r))
         else:
             self._pipeline(flat.size, flat.dtype, 1,
                            lambda a, c: [(flat, a, 0)] if is_root else [],
-                           lambda slot, c: comm.Bcast(slot[:c], r),
+                           lambda slot, c: comm.Ibcast(slot[:c], r),
                            lambda a, c: [] if is_root else [(flat, a, 0)])
         if target is not None:
             target.finish()
         return array
 
+    @_collective
     def all_gather(self, src, dest=None, nd_up=1):
         """Every rank's `src` in rank order on every rank: stacked on `nd_up` new leading
         axes (trailing for F-ordered arrays) or concatenated along the first (last) axis."""
@@ -851,13 +1107,14 @@ class GpuComm:
         elif self._mode(out.nbytes) == "map":
             with self._mapped(flat, read=True, write=False) as s, \
                     self._mapped(out, read=False, write=True) as d:
-                comm.Allgather(s, d)
+                self._progress([comm.Iallgather(s, d)], s, d)
         else:
             self._pipeline(m, flat.dtype, n, lambda a, c: [(flat, a, me * c)],
-                           lambda slot, c: comm.Allgather(MPI.IN_PLACE, slot[:n * c]),
+                           lambda slot, c: comm.Iallgather(MPI.IN_PLACE, slot[:n * c]),
                            lambda a, c: [(out, k * m + a, k * c) for k in range(n)])
         return target.finish()
 
+    @_collective
     def reduce_scatter(self, src, op="sum", dest=None):
         """Part `rank` of the reduction of every rank's `src`, split in equal parts along the
         first axis (the last for F-ordered arrays; dropped when the parts have length 1)."""
@@ -872,8 +1129,12 @@ class GpuComm:
 
         order = self._agree(what, src, check)
         n, mpi_op = self.count, _mpi_op(_op_name(op, what))
-        target = _Target(dest, self.context, _scatter_shape(src.shape, n, order, what),
-                         src.dtype, order)
+        try:
+            shape = _scatter_shape(src.shape, n, order, what)
+        except ShapeError as e:  # every rank finds it, from the agreed shape and order
+            self._agreed = e
+            raise
+        target = _Target(dest, self.context, shape, src.dtype, order)
         flat, out = _sources(src, [target], order), target.flat
         part, comm = out.size, self.mpi_comm
         if part == 0:
@@ -881,11 +1142,11 @@ class GpuComm:
         elif self._mode(flat.nbytes) == "map":
             with self._mapped(flat, read=True, write=False) as s, \
                     self._mapped(out, read=False, write=True) as d:
-                comm.Reduce_scatter_block(s, d, mpi_op)
+                self._progress([comm.Ireduce_scatter_block(s, d, mpi_op)], s, d)
         else:
             self._pipeline(part, flat.dtype, n + 1,
                            lambda a, c: [(flat, k * part + a, k * c) for k in range(n)],
-                           lambda slot, c: comm.Reduce_scatter_block(
+                           lambda slot, c: comm.Ireduce_scatter_block(
                                slot[:n * c], slot[n * c:(n + 1) * c], mpi_op),
                            lambda a, c: [(out, a, n * c)])
         return target.finish()
@@ -901,8 +1162,9 @@ class GpuComm:
         pieces = GpuArray._empty(self.context, (n * mine,), flat.dtype)
         with self._mapped(flat, read=True, write=False) as s, \
                 self._mapped(pieces, read=False, write=True) as p:
-            comm.Alltoallv([s, (counts, bounds[:-1])],
-                           [p, ([mine] * n, [r * mine for r in range(n)])])
+            self._progress([comm.Ialltoallv([s, (counts, bounds[:-1])],
+                                            [p, ([mine] * n, [r * mine for r in range(n)])])],
+                           s, p)
         part = out[bounds[me]:bounds[me + 1]]
         if n == 1:
             _copy(part, pieces)
@@ -910,7 +1172,7 @@ class GpuComm:
             _combine(op, part if r > 1 else pieces[:mine], pieces[r * mine:(r + 1) * mine],
                      part)
         with self._mapped(out, read=True, write=True) as d:
-            comm.Allgatherv(MPI.IN_PLACE, [d, (counts, bounds[:-1])])
+            self._progress([comm.Iallgatherv(MPI.IN_PLACE, [d, (counts, bounds[:-1])])], d)
 
     def _mode(self, nbytes):
         """'map' (MPI on the mapped device memory) or 'pinned' (the staged pipeline)."""
@@ -930,7 +1192,7 @@ class GpuComm:
         total = host.size
         per = max(1, self.chunk_bytes // host.itemsize)
         for a in range(0, total, per):
-            call(a, min(a + per, total))
+            self._progress([call(a, min(a + per, total))], host, call)  # call holds the rest
 
     @contextlib.contextmanager
     def _mapped(self, flat, read, write):
@@ -958,10 +1220,14 @@ class GpuComm:
                                         is_blocking=True)
         try:
             yield host
-        finally:
-            event = host.base.release(q)
-            if write:
-                record(event, q, (), (flat.storage,))
+        except BaseException:
+            # A collective given up on: MPI may still write here. Keep the mapping and the
+            # memory (out of the pool) for the job's life.
+            _ORPHANS.append((flat, host))
+            raise
+        event = host.base.release(q)
+        if write:
+            record(event, q, (), (flat.storage,))
 
     def _staging(self, nbytes):
         """This communicator's pinned slots: at least `nbytes`, kept between calls."""
@@ -1007,7 +1273,7 @@ class GpuComm:
                 pending.wait()
             if self._slot_busy[k % 2] is not None:  # (a chunk without reads: broadcast)
                 self._slot_busy[k % 2].wait()
-            call(slots[k % 2], c)
+            self._progress([call(slots[k % 2], c)], slots)
             for flat, off, so in writes(a, c):
                 event = cl.enqueue_copy(q, flat.storage.buffer, slots[k % 2][so:so + c],
                                         dst_offset=flat.offset + off * size,

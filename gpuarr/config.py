@@ -4,19 +4,29 @@
 
 The parsed values are attributes of this module (`gpuarr.config.floatX`) and of `flags`.
 `reload()` reads both sources again (tests use it after changing the environment).
+
+Every value is checked at load: a bad one raises one ConfigError naming the flag, the value,
+where it came from (GPUARR_FLAGS, or the rc file and line) and the accepted values.
+`private_dir` is the one check of the directories gpuarr keeps files in (flag
+compile_cache_dir, the tuning store, the device probe's verdicts).
 """
 
 import configparser
+import contextlib
 import dataclasses
+import math
 import os
 import re
+import stat
+import warnings
 from collections.abc import Callable, Mapping
 
-from .errors import FlagError
+from .errors import ConfigError, FlagError
 
 __all__ = [
-    "ENV_VAR", "FLAGS", "RC_ENV_VAR", "DeviceSpec", "Flag", "Flags", "check_context_name", "flags",
-    "load", "parse_device", "parse_flags", "rc_path", "read_rc", "reload",
+    "ENV_VAR", "FLAGS", "MAX_RC_BYTES", "MIN_PREALLOCATE_FRACTION", "RC_ENV_VAR", "DeviceSpec",
+    "Flag", "Flags", "UnsafeDirectoryWarning", "check_context_name", "flags", "load",
+    "parse_device", "parse_flags", "private_dir", "rc_path", "read_rc", "reload",
 ]
 
 ENV_VAR = "GPUARR_FLAGS"
@@ -27,6 +37,11 @@ _MATCH_RE = re.compile(r"^cl:(.+)$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TRUE = ("true", "1", "yes", "on")
 _FALSE = ("false", "0", "no", "off")
+_BOOLS = f"{', '.join(_TRUE)} (true) or {', '.join(_FALSE)} (false)"
+MAX_RC_BYTES = 1 << 20  # an rc file is a few lines; anything larger is not one
+# preallocate in (0, 1] is a fraction of device memory; below this it is a typo (1e-12 made an
+# arena of 0 bytes), not a size: sizes are MiB over 1
+MIN_PREALLOCATE_FRACTION = 1e-4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +95,7 @@ def _parse_bool(text):
         return True
     if low in _FALSE:
         return False
-    raise ValueError(f"expected one of {', '.join(_TRUE + _FALSE)}")
+    raise ValueError(f"expected {_BOOLS}")
 
 
 def _parse_device_flag(text):
@@ -111,10 +126,33 @@ def _parse_float_x(text):
 
 
 def _parse_preallocate(text):
-    value = float(text)
-    if value != value:
-        raise ValueError("expected a number")
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("expected a number") from None
+    if not math.isfinite(value):
+        raise ValueError("expected a finite number")
+    if 0 < value < MIN_PREALLOCATE_FRACTION:
+        raise ValueError(f"a fraction of device memory under {MIN_PREALLOCATE_FRACTION} "
+                         f"preallocates (next to) nothing")
     return value
+
+
+def _parse_seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("expected a number of seconds") from None
+    if not value > 0:  # nan too
+        raise ValueError("expected a number of seconds over 0 (inf: no deadline)")
+    return value
+
+
+def _parse_path(text):
+    text = text.strip()
+    if "\0" in text:
+        raise ValueError("a path cannot hold a NUL character")
+    return text
 
 
 def _choice(*values):
@@ -123,6 +161,7 @@ def _choice(*values):
         if text not in values:
             raise ValueError(f"expected {', '.join(values[:-1])} or {values[-1]}")
         return text
+    parse.accepts = f"{', '.join(values[:-1])} or {values[-1]}"
     return parse
 
 
@@ -131,22 +170,39 @@ class Flag:
     default: object
     parse: Callable[[str], object]
     doc: str
+    accepts: str = ""  # what ConfigError lists as the accepted values (else parse.accepts)
+
+    def accepted(self):
+        return self.accepts or getattr(self.parse, "accepts", "")
+
+
+_PATH = "a directory path, or empty for the default"
 
 
 FLAGS = {
     "device": Flag("", _parse_device_flag,
                    "default context: cl<p>:<d>, cl:<text>, or cpu (no device); "
-                   "empty picks the first GPU, else the first usable device"),
-    "contexts": Flag({}, _parse_contexts, "named contexts: dev0->cl0:0;dev1->cl0:1"),
-    "floatX": Flag("float32", _parse_float_x, "default float dtype: float32 or float64"),
-    "force_device": Flag(False, _parse_bool, "raise instead of falling back to another device"),
+                   "empty picks the first GPU, else the first usable device",
+                   "empty, cl<platform>:<device> (e.g. cl0:0), cl:<text> (e.g. cl:nvidia) "
+                   "or cpu"),
+    "contexts": Flag({}, _parse_contexts, "named contexts: dev0->cl0:0;dev1->cl0:1",
+                     "name->device entries separated by ';', e.g. dev0->cl0:0;dev1->cl0:1"),
+    "floatX": Flag("float32", _parse_float_x, "default float dtype: float32 or float64",
+                   "float32 or float64"),
+    "force_device": Flag(False, _parse_bool, "raise instead of falling back to another device",
+                         _BOOLS),
     "preallocate": Flag(0.0, _parse_preallocate,
                         "0: pool, no preallocation; 0<x<=1: fraction of device memory; "
-                        ">1: MiB; <0: no pool"),
-    "print_active_device": Flag(True, _parse_bool, "log the device of each new context"),
-    "compile_cache_dir": Flag("", str.strip, "directory for compiled kernels ('' = drivers' own)"),
-    "tuning_dir": Flag("", str.strip, "directory of tuned kernel parameters "
-                       "('' = $XDG_CACHE_HOME/gpuarr/tuning or ~/.cache/gpuarr/tuning)"),
+                        ">1: MiB; <0: no pool",
+                        f"a finite number: 0 (pool, no preallocation), a fraction of device "
+                        f"memory from {MIN_PREALLOCATE_FRACTION} to 1, MiB over 1, or "
+                        f"negative (no pool)"),
+    "print_active_device": Flag(True, _parse_bool, "log the device of each new context",
+                                _BOOLS),
+    "compile_cache_dir": Flag("", _parse_path,
+                              "directory for compiled kernels ('' = drivers' own)", _PATH),
+    "tuning_dir": Flag("", _parse_path, "directory of tuned kernel parameters "
+                       "('' = $XDG_CACHE_HOME/gpuarr/tuning or ~/.cache/gpuarr/tuning)", _PATH),
     "blas_backend": Flag("auto", _choice("auto", "gpuarr", "clblast"),
                          "GEMM: auto (the tuner's pick per shape class), gpuarr, or clblast"),
     "gemm_precision": Flag("auto", _choice("auto", "fp32", "3xtf32", "tf32"),
@@ -157,10 +213,14 @@ FLAGS = {
                              "gpuarr.symbolic: warn or raise when a compiled function leaves "
                              "ops on the host"),
     "profile": Flag(False, _parse_bool, "gpuarr.symbolic: profile every compiled function "
-                    "and print the time per op at exit"),
+                    "and print the time per op at exit", _BOOLS),
     "device_probe": Flag("cpu", _choice("cpu", "all", "off"),
                          "check devices in a subprocess before first use (gpuarr.probe): "
                          "cpu (CPU devices), all, or off"),
+    "comm_timeout": Flag(300.0, _parse_seconds,
+                         "seconds an MPI collective (gpuarr.collectives.GpuComm) waits for "
+                         "every rank before all raise CommTimeout", "a number of seconds over 0, "
+                         "or inf (no deadline)"),
 }
 
 
@@ -179,6 +239,7 @@ class Flags:
     assert_no_cpu_op: str = "ignore"
     profile: bool = False
     device_probe: str = "cpu"
+    comm_timeout: float = 300.0
 
 
 def parse_flags(text, source=ENV_VAR):
@@ -187,22 +248,30 @@ def parse_flags(text, source=ENV_VAR):
     for item in filter(None, (i.strip() for i in text.split(","))):
         key, eq, value = item.partition("=")
         if not eq:
-            raise FlagError(f"malformed flag {item!r} in {source}: expected key=value")
+            raise ConfigError(f"malformed flag {item!r} in {source}: expected key=value, "
+                              f"e.g. {ENV_VAR}=floatX=float32,force_device=true")
         raw[key.strip()] = value
     return _typed(raw, source)
 
 
-def _typed(raw, source):
+def _typed(raw, source, lines=None):
+    """{key: typed value} of {key: text}; ConfigError naming the flag, the value, where it
+    came from (`source`, with the line of `lines[key]` when given) and the accepted values."""
     values = {}
     for key, text in raw.items():
+        where = f"{source} line {lines[key]}" if lines and key in lines else source
         if key not in FLAGS:
-            raise FlagError(
-                f"unknown flag {key!r} in {source}; valid flags: {', '.join(sorted(FLAGS))}"
+            raise ConfigError(
+                f"unknown flag {key!r} in {where}; valid flags: {', '.join(sorted(FLAGS))}"
             )
+        flag = FLAGS[key]
         try:
-            values[key] = FLAGS[key].parse(text)
+            values[key] = flag.parse(text)
         except ValueError as e:
-            raise FlagError(f"bad value {text!r} for flag {key} in {source}: {e}") from None
+            accepted = flag.accepted()
+            also = "" if accepted in str(e) else f"; accepted values: {accepted}"
+            raise ConfigError(f"bad value {text!r} for flag {key} in {where}: {e}{also}") \
+                from None
     return values
 
 
@@ -211,26 +280,87 @@ def rc_path(env=None):
     return env.get(RC_ENV_VAR) or os.path.join(os.path.expanduser("~"), ".gpuarrrc")
 
 
+def _rc_text(path):
+    """The text of the rc file at `path`, None where there is none (absent, os.devnull);
+    ConfigError where it is not a regular file, is larger than MAX_RC_BYTES, cannot be read
+    or is not UTF-8. Opened without blocking: a FIFO there must not hang the import."""
+    if path == os.devnull:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise ConfigError(f"cannot read the rc file {path}: {e.strerror}; fix its "
+                          f"permissions, or set {RC_ENV_VAR}={os.devnull} to read none") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigError(f"the rc file {path} is not a regular file; accepted: a text file "
+                          f"with a [global] section, or {RC_ENV_VAR}={os.devnull} to read none")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(MAX_RC_BYTES + 1)
+        except OSError as e:
+            raise ConfigError(f"cannot read the rc file {path}: {e.strerror}") from None
+    if len(data) > MAX_RC_BYTES:
+        raise ConfigError(f"the rc file {path} is over {MAX_RC_BYTES} bytes: not an rc file "
+                          f"of gpuarr's")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ConfigError(f"the rc file {path} line {line} is not UTF-8 ({e.reason} at byte "
+                          f"{e.start}); save it as UTF-8") from None
+
+
+def _rc_index(text):
+    """({section: line of its header}, {key of [global]: its line}), the first of each."""
+    sections, keys, section = {}, {}, None
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#;" or line[0].isspace():
+            continue  # blank, comment, or a value's continuation
+        m = re.match(r"\[(.+)\]", stripped)
+        if m:
+            section = m.group(1)
+            sections.setdefault(section, number)
+        elif section == "global":
+            keys.setdefault(re.split(r"[=:]", stripped, maxsplit=1)[0].strip(), number)
+    return sections, keys
+
+
 def read_rc(path):
-    """Typed values from the [global] section of an rc file; {} if it does not exist."""
-    if not os.path.isfile(path):
+    """Typed values from the [global] section of an rc file; {} if it does not exist.
+    Other sections are ignored, but not a misspelt [global] ([Global], [ global ])."""
+    text = _rc_text(path)
+    if text is None:
         return {}
     parser = configparser.ConfigParser(interpolation=None)
     parser.optionxform = str  # keys are case-sensitive (floatX)
     try:
-        parser.read(path)
+        parser.read_string(text, source=path)
     except configparser.Error as e:
-        raise FlagError(f"cannot parse {path}: {e}") from None
+        raise ConfigError(f"cannot parse {path}: {e}") from None
+    sections, lines = _rc_index(text)
+    for section in parser.sections():
+        if section != "global" and section.strip().lower() == "global":
+            raise ConfigError(f"section [{section}] in {path} line {sections.get(section, '?')}"
+                              f" is not read: flags go under [global] (lower case)")
     if not parser.has_section("global"):
         return {}
-    return _typed(dict(parser.items("global")), path)
+    return _typed(dict(parser.items("global")), path, lines)
 
 
 def load(env=None):
-    """Flags from the rc file overlaid with GPUARR_FLAGS (env wins)."""
+    """Flags from the rc file overlaid with GPUARR_FLAGS (env wins). An rc file named by
+    GPUARRRC must exist (os.devnull: none)."""
     env = os.environ if env is None else env
     values = {key: flag.default for key, flag in FLAGS.items()}
-    values.update(read_rc(rc_path(env)))
+    path = rc_path(env)
+    if env.get(RC_ENV_VAR) and path != os.devnull and not os.path.exists(path):
+        raise ConfigError(f"{RC_ENV_VAR}={path} names no file; accepted: the path of an rc "
+                          f"file, {os.devnull} for none, or unset (~/.gpuarrrc)")
+    values.update(read_rc(path))
     values.update(parse_flags(env.get(ENV_VAR, "")))
     return Flags(**values)
 
@@ -240,6 +370,73 @@ def reload(env=None):
     global flags
     flags = load(env)
     return flags
+
+
+# ---------------------------------------------------------------- directories of gpuarr's files
+
+class UnsafeDirectoryWarning(UserWarning):
+    """A directory gpuarr would keep files in is refused (see `private_dir`): not used."""
+
+
+_refused = set()  # (path, reason) warned about once
+
+
+def _refuse(path, what, reason, fix):
+    if (path, reason) not in _refused:
+        _refused.add((path, reason))
+        warnings.warn(f"not using {path} for {what}: {reason}; {fix}", UnsafeDirectoryWarning,
+                      stacklevel=3)
+    return None
+
+
+def _make_private(path):
+    """Create `path` and its missing parents, each 0700."""
+    missing, head = [], path
+    while head and not os.path.lexists(head):
+        missing.append(head)
+        parent = os.path.dirname(head)
+        if parent == head:
+            break
+        head = parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another process
+            os.mkdir(folder, 0o700)
+
+
+def private_dir(path, what, create=True):
+    """`path` if it is a directory fit to keep `what` in (compiled kernels, tuned parameters,
+    probe verdicts): owned by this user (or root) and not writable by group or others, the
+    rule ssh applies to ~/.ssh; else None, with one UnsafeDirectoryWarning naming it: another
+    user could plant files there (a planted kernel binary runs as this user). A missing one
+    is created 0700 (its missing parents too), or with `create` false gives None quietly."""
+    path = os.path.normpath(os.path.expanduser(path))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if not create:
+            return None
+        try:
+            _make_private(path)
+            st = os.stat(path)
+        except OSError as e:
+            return _refuse(path, what, f"cannot create it ({e.strerror})",
+                           "set a writable directory in its flag")
+    except OSError as e:
+        return _refuse(path, what, f"cannot inspect it ({e.strerror})",
+                       "set a directory of your own in its flag")
+    if not stat.S_ISDIR(st.st_mode):
+        return _refuse(path, what, "it is not a directory", "remove it or set another")
+    if not hasattr(os, "geteuid"):
+        return path  # Windows: access is by ACLs, not owner and mode bits
+    if st.st_uid not in (os.geteuid(), 0):
+        return _refuse(path, what, f"it is owned by uid {st.st_uid}, not by this user "
+                       f"(uid {os.geteuid()})", "use a directory of your own")
+    if st.st_mode & 0o022:
+        who = " and ".join(w for w, bit in (("group", 0o020), ("others", 0o002))
+                           if st.st_mode & bit)
+        return _refuse(path, what, f"it is writable by {who} (mode "
+                       f"{stat.S_IMODE(st.st_mode):o})", f"run chmod go-w {path}")
+    return path
 
 
 def __getattr__(name):

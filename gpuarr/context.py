@@ -7,6 +7,7 @@ one `cl.Context`, so copies between them are single `enqueue_copy` calls. Each `
 has its own in-order queue and memory pool.
 """
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -23,6 +24,7 @@ from .errors import (
     ContextNotDefined,
     DeviceNotFound,
     DeviceUnusableError,
+    ForkedProcessError,
     OutOfMemory,
 )
 from .memory import Arena, Storage
@@ -148,6 +150,8 @@ _devices = None
 _cl_contexts = {}  # platform index -> cl.Context over all that platform's devices
 _by_device = {}  # 'cl0:0' -> Context
 _by_name = {}  # 'dev0' -> Context
+_driver_loaded = False  # cl.get_platforms ran here: the drivers started their threads
+_forked_from = None  # the parent's pid, in a process forked after the drivers were loaded
 
 
 def _route_driver_caches(path):
@@ -156,19 +160,22 @@ def _route_driver_caches(path):
     pyopencl leaves caching to drivers that cache builds themselves (PoCL, NVIDIA), so the
     flag reaches them through their environment variables.
     """
+    path = path and config.private_dir(path, "compiled kernels (flag compile_cache_dir)")
     if path:
-        os.makedirs(path, exist_ok=True)
         os.environ.setdefault("POCL_CACHE_DIR", os.path.join(path, "pocl"))
         os.environ.setdefault("CUDA_CACHE_PATH", os.path.join(path, "nvidia"))
 
 
 def list_devices():
     """Every OpenCL device, in platform/device order, as `DeviceInfo`."""
-    global _devices
+    global _devices, _driver_loaded
     with _lock:
         if _devices is None:
             found = []
             _route_driver_caches(config.flags.compile_cache_dir)
+            _driver_loaded = True
+            if _forked_from is not None:
+                raise _fork_error()
             try:
                 platforms = cl.get_platforms()
             except cl.Error:
@@ -348,6 +355,63 @@ class Context:
         return f"<gpuarr.Context {self.name!r} on {self.devname}: {self.device.describe()}>"
 
 
+# ---------------------------------------------------------------- os.fork()
+
+def _fork_error(ctx=None):
+    where = f"device {ctx.devname} ({ctx.device.device_name})" if ctx is not None else \
+        "OpenCL"
+    return ForkedProcessError(
+        f"this process (pid {os.getpid()}) was forked from pid {_forked_from} after gpuarr "
+        f"had loaded the OpenCL driver there: the driver's threads and queues did not come "
+        f"along, so {where} cannot be used here (the call would hang). Start worker "
+        f"processes with multiprocessing's 'spawn' or 'forkserver' start method "
+        f"(multiprocessing.get_context('spawn')), or fork before the parent first uses "
+        f"gpuarr (list_devices, init, the first array) and create the contexts in the children")
+
+
+def _forked_use(ctx):
+    raise _fork_error(ctx)
+
+
+class _ForkedContext(Context):
+    """What a Context becomes in a forked child: the driver's objects it holds (queue,
+    cl.Context, memory) raise ForkedProcessError when used. They are properties, which win
+    over the instance's own attributes, so the objects themselves stay referenced: releasing
+    the parent's queue in the child could block too. The parent's Context class is
+    untouched: its hot path pays nothing for this."""
+
+    queue = property(_forked_use)
+    cl_context = property(_forked_use)
+    _allocator = property(_forked_use)
+    _pool = property(_forked_use)
+    _arena = property(_forked_use)
+
+
+def _after_fork_in_child():
+    """os.register_at_fork hook: in a child of a process that loaded the drivers, every
+    context and every later device call raises ForkedProcessError instead of hanging."""
+    global _forked_from, _lock
+    _lock = threading.RLock()  # another thread of the parent may have held it at the fork
+    if not _driver_loaded:
+        return  # nothing was started: the child may use OpenCL as any fresh process
+    _forked_from = os.getppid()
+    for ctx in list(_by_device.values()):
+        ctx.__class__ = _ForkedContext
+
+
+def _before_fork():
+    """os.register_at_fork hook: finish the queues, so that the events a child inherits are
+    complete and waiting on one there (GpuArray.sync) returns instead of hanging."""
+    for ctx in list(_by_device.values()):
+        if ctx.__class__ is Context:
+            with contextlib.suppress(Exception):  # a failing queue must not fail the fork
+                ctx.queue.finish()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+
+
 def _context_for(info, log_name=None):
     with _lock:
         ctx = _by_device.get(info.name)
@@ -385,6 +449,8 @@ def init(dev, name=None):
     Raises DeviceNotFound if the device is absent or unusable: an explicit choice never
     falls back to another device.
     """
+    if _forked_from is not None:
+        raise _fork_error(_by_name.get(name))
     info = _usable_device(find_device(dev))
     with _lock:
         if name is not None:
@@ -403,6 +469,8 @@ def _defined_names():
 
 def default_context():
     """The context of flag `device` (created on first use)."""
+    if _forked_from is not None:
+        raise _fork_error(_by_name.get(None))
     with _lock:
         ctx = _by_name.get(None)
         if ctx is not None:
@@ -427,6 +495,8 @@ def get_context(name=None):
     if not isinstance(name, str):
         raise ArgumentTypeError(
             f"context must be a name, a device string or a Context, not {name!r}")
+    if _forked_from is not None:
+        raise _fork_error(_by_name.get(name))
     with _lock:
         ctx = _by_name.get(name)
         if ctx is not None:

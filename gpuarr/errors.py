@@ -7,22 +7,26 @@ Messages say what was wrong, quote the values involved and, where it helps, what
 
 __all__ = [
     "ArgumentError",
+    "ArgumentOverflow",
     "ArgumentTypeError",
     "AxisError",
     "BufferExportError",
     "CommError",
     "CommTimeout",
+    "ConfigError",
     "ContextMismatch",
     "ContextNotDefined",
     "DeviceNotFound",
     "DeviceUnusableError",
     "FlagError",
+    "ForkedProcessError",
     "GpuArrayError",
     "IndexOutOfRange",
     "KernelBuildError",
     "OutOfMemory",
     "ReadOnlyError",
     "ShapeError",
+    "UnsafeDirectoryError",
     "UnsupportedError",
 ]
 
@@ -33,6 +37,13 @@ class GpuArrayError(Exception):
 
 class FlagError(GpuArrayError, ValueError):
     """A flag in GPUARR_FLAGS or ~/.gpuarrrc is unknown or malformed."""
+
+
+class ConfigError(FlagError):
+    """The configuration cannot be loaded: a flag's value (the message names the flag, the
+    value, where it came from: GPUARR_FLAGS, or the rc file and line, and the accepted
+    values), or the rc file itself (unreadable, not UTF-8, a misspelt [global] section, or
+    named by GPUARRRC and absent)."""
 
 
 class DeviceNotFound(GpuArrayError, ValueError):
@@ -51,6 +62,11 @@ class ContextNotDefined(GpuArrayError, ValueError):
 
 class ContextMismatch(GpuArrayError, ValueError):
     """Arrays of two contexts met in one operation."""
+
+
+class UnsafeDirectoryError(GpuArrayError, PermissionError):
+    """A directory gpuarr must write its files to is refused: owned by another user, writable
+    by group or others, or impossible to create (gpuarr.config.private_dir)."""
 
 
 class UnsupportedError(GpuArrayError, TypeError):
@@ -89,12 +105,23 @@ class ArgumentTypeError(GpuArrayError, TypeError):
     """An argument of a type the function does not accept."""
 
 
+class ArgumentOverflow(GpuArrayError, OverflowError):
+    """An integer argument beyond what numpy converts (a C long), as numpy's OverflowError."""
+
+
 class CommError(GpuArrayError, RuntimeError):
-    """A communicator cannot be formed: no MPI, ranks that do not fit together."""
+    """A communicator cannot be formed (no MPI, ranks that do not fit together), or a
+    collective failed: a rank raised inside it, or exited before joining it."""
 
 
 class CommTimeout(CommError, TimeoutError):
-    """Not every rank joined a communicator before the deadline."""
+    """Not every rank joined a communicator, or a collective, before the deadline (flag
+    comm_timeout); `.missing` lists the ranks that did not answer, where known."""
+
+
+class ForkedProcessError(GpuArrayError, RuntimeError):
+    """A device used in a process forked after gpuarr loaded the OpenCL driver: the driver's
+    threads and queues stay in the parent, and the call would hang."""
 
 
 class BufferExportError(UnsupportedError, BufferError):

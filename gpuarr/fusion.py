@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 
 from . import dtypes, elemwise
-from .base import ArrayBase, check_same_context, empty, to_device
+from .base import ArrayBase, check_same_context, to_device
 from .context import get_context
 from .errors import ArgumentError, UnsupportedError
 from .kernels import cltypes, render, ufunc_ops
@@ -149,11 +149,14 @@ class Fused:
         key = (ctx, tuple(a.dtype if isinstance(a, ArrayBase) else _scalar_type(a) for a in args))
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._cache[key] = self._trace(args, ctx)
+            loop, positions, sources, out_dtypes, single = self._trace(args, ctx)
+            out_dtypes = tuple(dtypes.check_device(dt, ctx) for dt in out_dtypes)
+            sources = tuple((host, scalar_converter(dt)) for host, dt in sources)
+            entry = self._cache[key] = (loop, positions, sources, out_dtypes, single)
         loop, array_positions, scalar_sources, out_dtypes, single = entry
         shape = broadcast_shapes(*(args[k].shape for k in array_positions))
-        outs = [empty(shape, dt, context=ctx) for dt in out_dtypes]
-        scalars = [scalar_converter(dt)(host(args)) for host, dt in scalar_sources]
+        outs = [ArrayBase._empty(ctx, shape, dt) for dt in out_dtypes]
+        scalars = [convert(host(args)) for host, convert in scalar_sources]
         elemwise.run(loop, outs, [args[k] for k in array_positions], scalars)
         return outs[0] if single else tuple(outs)
 

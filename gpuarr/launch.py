@@ -178,14 +178,7 @@ def enqueue(ctx, launcher, size, local, args, reads=(), writes=(), offset=None):
     launcher.set_args(args)
     event = cl.enqueue_nd_range_kernel(queue, launcher.kernel, size, local, offset,
                                        wait_for=wait)
-    for st in reads:
-        if st.event_queue is not queue:
-            st.read(event, queue)
-    for st in writes:
-        st.event = event
-        st.event_queue = queue
-        st.readers = None
-    return event
+    return record(event, queue, reads, writes)
 
 
 def copy_buffer(ctx, dst, src, nbytes, dst_offset=0, src_offset=0, queue=None):

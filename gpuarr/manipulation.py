@@ -34,6 +34,7 @@ from .base import (
 from .context import get_context
 from .errors import (
     ArgumentError,
+    ArgumentOverflow,
     ArgumentTypeError,
     AxisError,
     ShapeError,
@@ -211,6 +212,8 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
             raise ShapeError(f"Output array is the wrong shape: {out.shape}; the concatenation "
                              f"has shape {shape}")
         out._check_writeable()
+        # an input that overlaps out is read from a copy: earlier pieces may overwrite it
+        arrays = [_copy(a) if a._may_share(out) else a for a in arrays]
     pos = 0
     for a in arrays:
         n = a.shape[ax]
@@ -695,6 +698,9 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     if d1 == d2:
         raise ArgumentError(f"axis1 and axis2 cannot be the same (both {d1})")
     offset = _index(offset, "offset")
+    if not -2**63 <= offset < 2**63:
+        raise ArgumentOverflow(f"diagonal offset {offset} is too large to convert to a C "
+                               f"long (numpy: OverflowError)")
     n1, n2 = a.shape[d1], a.shape[d2]
     s1, s2 = a.strides[d1], a.strides[d2]
     if offset >= 0:

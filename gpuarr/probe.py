@@ -14,7 +14,9 @@ its device fails the device, and that verdict is kept; one that cannot run at al
 executable, gpuarr not importable there) says nothing about the driver: nothing is kept and
 the device keeps the name-based guess (`context._unusable_reason`). Verdicts live in
 `<compile_cache_dir>/probe` when flag compile_cache_dir is set, else in
-`$XDG_CACHE_HOME/gpuarr/probe` (`~/.cache/gpuarr/probe`); deleting a file probes again.
+`$XDG_CACHE_HOME/gpuarr/probe` (`~/.cache/gpuarr/probe`); deleting a file probes again. A
+folder that config.private_dir refuses (another user's, or writable by group or others: a
+planted "ok" would let a crashing driver through) is not used: the probe runs, nothing is kept.
 """
 
 import contextlib
@@ -280,11 +282,12 @@ def probe_devices(infos):
             continue
         key = driver_key(info)
         todo.setdefault(_key_file(key), (key, []))[1].append(i)
+    kept = bool(todo) and config.private_dir(cache_dir(), "device-probe verdicts") is not None
     with contextlib.ExitStack() as stack:
         locked, runs = False, {}
         for path in sorted(todo):
-            record = _read(path)
-            if record is None and not locked:
+            record = _read(path) if kept else None
+            if record is None and kept and not locked:
                 # another process may be probing: wait for it, then read what it found
                 stack.enter_context(_locked(os.path.dirname(path)))
                 locked = True
@@ -297,7 +300,7 @@ def probe_devices(infos):
         for path, run in runs.items():
             key, indices = todo[path]
             record = dict(run.wait(), key=key, time=time.strftime("%Y-%m-%d %H:%M:%S"))
-            if record["state"] != "skipped":
+            if record["state"] != "skipped" and kept:
                 _write(path, record)
             for i in indices:
                 verdicts[i] = _verdict(record, cached=False)

@@ -22,6 +22,7 @@ import dataclasses
 import functools
 import math
 import re
+import warnings
 
 import numpy as np
 import pyopencl as cl
@@ -135,6 +136,8 @@ def _spec(op, in_dtype, acc_dtype, out_dtype):
     """The template parameters of builtin reduction `op` (a first stage); made once per
     dtypes (read-only: callers copy it to change it)."""
     map_expr, map_bool, reduce_expr, neutral_kind = _OPS[op]
+    if in_dtype.kind == "b" and map_expr == "v":
+        map_expr = "(v != 0)"  # a bool byte of 2 or 255 is True (max, argmax compare them)
     if isinstance(reduce_expr, dict):
         reduce_expr = reduce_expr.get(acc_dtype.kind, reduce_expr.get("*"))
         if reduce_expr is None:
@@ -158,16 +161,24 @@ def _out_shape(shape, axes, keepdims):
     return tuple(n for d, n in enumerate(shape) if d not in axes)
 
 
-def _check_out(out, shape, dtype, like):
-    """A new output, or `out` checked; None where out needs a cast (numpy casts into out)."""
+def _check_out(out, shape, dtype, like, others=()):
+    """A new output, or `out` checked; None where out needs a cast (numpy casts into out) or
+    may overlap the input `like` (or `others`): the caller then computes into a temporary
+    and copies it into out, as numpy does."""
     if out is None:
         ctx = like.context
         return ArrayBase._empty(ctx, shape, dtypes.check_device(dtype, ctx))
+    if not isinstance(out, ArrayBase):
+        raise ArgumentTypeError(f"out= must be a GpuArray, not {type(out).__name__}")
     if out.shape != shape:
         raise ArgumentError(f"output parameter for reduction has shape {out.shape}, "
                             f"expected {shape}")
     check_same_context(like, out)
-    return out if out.dtype == dtype else None
+    out._check_writeable()
+    if out.dtype != dtype or out._may_share(like) or builtins.any(
+            out._may_share(a) for a in others):
+        return None
+    return out
 
 
 def reduce(a, op, axis=None, acc_dtype=None, out_dtype=None, keepdims=False, out=None):
@@ -589,7 +600,8 @@ class ReductionKernel:
             # one layout for all: C-contiguous copies of the broadcast arrays
             arrays = [broadcast_to(a, shape).copy() for a in arrays]
         axes = _axes(axis, len(shape))
-        result = _check_out(out, _out_shape(shape, axes, keepdims), self.dtype, arrays[0])
+        result = _check_out(out, _out_shape(shape, axes, keepdims), self.dtype, arrays[0],
+                            arrays[1:])
         if result is None:
             return out._assign(self(*values, axis=axis, keepdims=keepdims))
         if result.size == 0:
@@ -784,15 +796,21 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     """Arithmetic mean (ints in float64, float16 accumulated in float32), as numpy."""
     a = _as_array(a)
     acc, res = _mean_dtypes(a, dtype)
-    return _finish(_mean(a, axis, acc, keepdims, where), res, out)
+    return _finish(_mean(a, axis, acc, keepdims, where, warn="Mean of empty slice"), res, out)
 
 
-def _mean(a, axis, acc, keepdims, where, ddof=0):
-    """sum / (count - ddof) in the accumulator dtype, over the elements `where` selects."""
+def _mean(a, axis, acc, keepdims, where, ddof=0, warn=None):
+    """sum / max(count - ddof, 0) in the accumulator dtype, over the elements `where`
+    selects: a divisor of 0 gives inf or nan, as numpy, with its RuntimeWarning `warn` (where
+    is True only: with a mask, the counts are on the device)."""
     if where is True:
         total = reduce(a, "sum", axis, acc, acc, keepdims)
         n = math.prod(a.shape[d] for d in _axes(axis, a.ndim)) - ddof
-        return UFUNCS["true_divide"](total, n if n > 0 else np.nan)
+        if n <= 0:
+            if warn:
+                warnings.warn(warn, RuntimeWarning, stacklevel=3)
+            n = 0
+        return UFUNCS["true_divide"](total, n)
     total = reduce(_masked(a, where, 0), "sum", axis, acc, acc, keepdims)
     count = reduce(_mask(a, where), "count", axis, np.int64, np.int64, keepdims)
     if ddof:
@@ -828,8 +846,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True, 
         raise UnsupportedError("var of complex arrays is not supported yet")
     centre = _mean(a, axis, acc, True, where)
     dev = UFUNCS["subtract"](a.astype(acc, copy=False), centre)
-    return _finish(_mean(UFUNCS["multiply"](dev, dev), axis, acc, keepdims, where, ddof), res,
-                   out)
+    return _finish(_mean(UFUNCS["multiply"](dev, dev), axis, acc, keepdims, where, ddof,
+                         warn="Degrees of freedom <= 0 for slice"), res, out)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True, *,

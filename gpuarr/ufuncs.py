@@ -248,7 +248,9 @@ class Ufunc:
         if masked:
             mask = (where if isinstance(where, ArrayBase)
                     else to_device(np.asarray(where, bool), ctx))
-            inputs += [mask if mask.dtype == np.bool_ else mask.astype(bool), out]
+            if mask.dtype != np.bool_ or (mask._may_share(out) and not _same_view(mask, out)):
+                mask = mask.astype(bool)  # (a copy)
+            inputs += [mask, out]
         loop = self._cached_loop(tuple(storages), loops, out.dtype.name, out_loop, masked)
         elemwise.run(loop, [out], inputs)
         return out
@@ -565,5 +567,7 @@ def _scaled_unary(a, name, out, **scalars):
                          scalar_args=tuple((loop_dt, k) for k in scalars))
     if out is None:
         out = empty(a.shape, a.dtype, context=a.context)
+    elif a._may_share(out) and not _same_view(a, out):
+        a = a.copy()
     elemwise.run(loop, [out], [a], tuple(scalars.values()))
     return out

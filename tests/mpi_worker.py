@@ -1,6 +1,7 @@
 """The MPI battery of tests/test_collectives_mpi.py: one mpiexec launch runs every case.
 
     mpiexec -n 2 python tests/mpi_worker.py [NAME ...]
+    mpiexec -n 3 python tests/mpi_worker.py exit-early
 
 Every case runs on every rank, each rank checking its own results against numpy (every rank
 can build every rank's data: it is seeded by rank). Rank 0 prints `CASE <name> ok` or
@@ -440,6 +441,106 @@ def _timeout(env):
         request.Wait()
 
 
+# ---------------------------------------------------------------- deadlines and failures
+
+DEADLINE = 2.0  # seconds: the deadline of the cases below (the default is 300)
+PROMPTLY = 30.0  # what "at once" must beat: far under the default deadline
+
+
+@case("deadline-absent-rank")
+def _absent(env):
+    import dataclasses
+
+    from gpuarr import config
+    from gpuarr.collectives import GpuComm
+    from gpuarr.errors import CommError, CommTimeout
+    saved = config.flags
+    config.flags = dataclasses.replace(saved, comm_timeout=DEADLINE)  # the flag's route
+    try:
+        comm = GpuComm.from_mpi(env.world, env.ctx)
+    finally:
+        config.flags = saved
+    assert comm.timeout == DEADLINE
+    x = up(env, np.ones(5, "float32"))
+    check(comm.all_reduce(x), np.full(5, env.n, "float32"))
+    last = env.n - 1
+    if env.rank != last:  # the last rank is absent: the others give up at the deadline
+        t0 = time.monotonic()
+        err = expect(CommTimeout, ["all_reduce", "collective #2", f"rank(s) {last} did not join",
+                                   f"within {DEADLINE:g} s", "comm_timeout"],
+                     lambda: comm.all_reduce(x))
+        assert err.missing == [last], err.missing
+        assert time.monotonic() - t0 < DEADLINE + PROMPTLY
+        expect(CommError, ["cannot be used any more", "CommTimeout"],
+               lambda: comm.broadcast(x))
+    env.world.barrier()
+    if env.rank == last:  # ... and joins late: it raises too, instead of waiting
+        t0 = time.monotonic()
+        expect(CommTimeout, ["all_reduce", "joined it late"], lambda: comm.all_reduce(x))
+        assert time.monotonic() - t0 < PROMPTLY
+
+
+@case("deadline-rank-raises")
+def _raises(env):
+    from gpuarr import collectives
+    from gpuarr.collectives import GpuComm
+    from gpuarr.errors import CommError
+    comm = GpuComm.from_mpi(env.world, env.ctx)  # the default deadline: nobody may wait it out
+    comm.staging = "pinned"
+    x = up(env, np.ones(6, "int32"))
+    bad = 1 % env.n
+    # before the data moves (an error that is not gpuarr's): every rank raises, and the
+    # communicator stays usable
+    if env.rank == bad:
+        real = collectives._check_reducible
+        collectives._check_reducible = lambda *a: {}["injected"]
+    try:
+        expect(KeyError if env.rank == bad else CommError,
+               ["injected"] + ([] if env.rank == bad else [f"failed on rank {bad}", "KeyError"]),
+               lambda: comm.all_reduce(x))
+    finally:
+        if env.rank == bad:
+            collectives._check_reducible = real
+    check(comm.all_reduce(x), np.full(6, env.n, "int32"))
+    # inside the data movement: the others raise at once, and the communicator is done for
+    t0 = time.monotonic()
+    if env.rank == bad:
+        comm._staging = lambda nbytes: 1 / 0
+        expect(ZeroDivisionError, [], lambda: comm.all_reduce(x))
+    else:
+        expect(CommError, ["all_reduce", f"rank {bad} raised inside all_reduce",
+                           "ZeroDivisionError", "cannot be used any more"],
+               lambda: comm.all_reduce(x))
+    assert time.monotonic() - t0 < PROMPTLY
+    expect(CommError, ["cannot be used any more"], lambda: comm.all_gather(x))
+
+
+def exit_early():
+    """`mpiexec -n N python mpi_worker.py exit-early`: the last rank's process exits where
+    the others call a collective; they raise CommError naming it at once (its exit tells
+    them), not at the deadline. Rank 0 prints EXIT-EARLY ok."""
+    from mpi4py import MPI
+
+    import gpuarr as ga
+    from gpuarr.collectives import GpuComm
+    from gpuarr.errors import CommError
+    world = MPI.COMM_WORLD
+    ctx = ga.init(next(d for d in ga.list_devices() if d.usable).name)
+    comm = GpuComm.from_mpi(world, ctx)
+    x = ga.asarray(np.ones(3, "float32"), context=ctx)
+    comm.all_reduce(x)
+    last = world.size - 1
+    if world.rank == last:
+        sys.exit(0)
+    t0 = time.monotonic()
+    expect(CommError, ["all_reduce", f"rank(s) {last} exited before joining it"],
+           lambda: comm.all_reduce(x))
+    elapsed = time.monotonic() - t0
+    assert elapsed < PROMPTLY, elapsed
+    if world.rank == 0:
+        print(f"EXIT-EARLY ok ({elapsed:.2f}s)", flush=True)
+
+
 # ---------------------------------------------------------------- the launch
 
 def main(only=()):
@@ -478,4 +579,7 @@ def main(only=()):
 if __name__ == "__main__":
     os.environ.setdefault("POCL_DEVICES", "pthread pthread")
     os.environ.setdefault("GPUARR_FLAGS", "print_active_device=False")
-    main(sys.argv[1:])
+    if sys.argv[1:] == ["exit-early"]:
+        exit_early()
+    else:
+        main(sys.argv[1:])

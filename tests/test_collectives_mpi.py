@@ -65,6 +65,15 @@ def test_battery_finished(battery):
     assert code == 0 and "\nDONE\n" in out, f"exit {code} with {n} ranks:\n{out[-3000:]}"
 
 
+def test_rank_that_exits_early_makes_the_others_raise():
+    """The last rank's process exits where the others call all_reduce: they raise CommError
+    naming it at once (their deadline is the default 300 s; the launch's timeout is 120 s),
+    and the job ends instead of hanging. The other faults (an absent rank, a rank that
+    raises) are cases of the battery: deadline-*."""
+    code, out = launch(3, os.path.join(HERE, "mpi_worker.py"), "exit-early")
+    assert code == 0 and "EXIT-EARLY ok" in out, f"exit {code}:\n{out[-3000:]}"
+
+
 def test_sgd_example_matches_one_rank():
     code, out = launch(2, os.path.join(ROOT, "examples", "sgd_allreduce.py"), "--check")
     assert code == 0, out

@@ -2,7 +2,8 @@
 
 Stages: render (pure, memoized on the template name and frozen parameters) -> build (per
 context, each kernel kept in `context.kernels` as a `launch.Launcher`) -> disk (the drivers'
-own caches, or pyopencl's under flag compile_cache_dir). The hot path is one dict lookup.
+own caches, or pyopencl's under flag compile_cache_dir, where config.private_dir accepts it:
+binaries planted there would run). The hot path is one dict lookup.
 """
 
 import functools
@@ -43,6 +44,13 @@ def numbered(source):
     return "\n".join(f"{n:4d}| {line}" for n, line in enumerate(source.splitlines(), 1))
 
 
+def _cache_dir():
+    """Flag compile_cache_dir where config.private_dir accepts it (else None, warned once:
+    pyopencl then leaves caching to the driver)."""
+    path = config.flags.compile_cache_dir
+    return config.private_dir(path, "compiled kernels (flag compile_cache_dir)") if path else None
+
+
 def build(context, source, options=()):
     """Build `source` for `context`'s device; KernelBuildError with log and source on failure."""
     program = cl.Program(context.cl_context, source)
@@ -54,7 +62,7 @@ def build(context, source, options=()):
             return program.build(
                 options=[*context.build_options, *options],
                 devices=[context.device.cl_device],
-                cache_dir=config.flags.compile_cache_dir or None,
+                cache_dir=_cache_dir(),
             )
     except cl.Error as e:
         raise KernelBuildError(

@@ -35,10 +35,15 @@ def store(dt, ptr, idx, value, value_dt):
 
 def convert(src, dst, expr):
     """numpy's unsafe cast of `expr` from src to dst: complex -> real drops the imaginary
-    part, anything -> bool is (x != 0)."""
+    part, anything -> bool is (x != 0), and bool -> anything reads every non-zero byte as 1
+    (a bool view of other bytes holds 2 or 255; numpy counts them as True)."""
     src_c, dst_c = src.startswith("complex"), dst.startswith("complex")
     t = compute_type(dst)
-    if src == dst or (compute_type(src) == t and dst != "bool"):
+    if src == dst:
+        return f"({expr})"
+    if src == "bool":
+        return f"(({t})((({expr}) != 0), 0))" if dst_c else f"(({t})(({expr}) != 0))"
+    if compute_type(src) == t and dst != "bool":
         return f"({expr})"
     if dst == "bool":
         return f"((uchar)((({expr}).s0 != 0) | (({expr}).s1 != 0)))" if src_c \
