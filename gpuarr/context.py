@@ -8,7 +8,9 @@ has its own in-order queue and memory pool.
 """
 
 import contextlib
+import ctypes
 import dataclasses
+import gc
 import os
 import sys
 import threading
@@ -397,6 +399,21 @@ def _after_fork_in_child():
     _forked_from = os.getppid()
     for ctx in list(_by_device.values()):
         ctx.__class__ = _ForkedContext
+    _keep_inherited_driver_objects()
+
+
+def _keep_inherited_driver_objects():
+    """Keep every object holding the parent's driver handles alive for the child's life.
+
+    Releasing them in the child (at its exit, or when an array is freed) calls the driver:
+    on NVIDIA's the child segfaults and the parent's context breaks (its next read fails
+    with OUT_OF_RESOURCES, measured on an H200). A leaked reference is never released; the
+    child's exit frees the memory without the driver's help. Contexts hold the queues,
+    pools, arenas and kernels; storages the buffers and events of live arrays."""
+    inherited = [*_by_device.values(), *_cl_contexts.values()]
+    inherited += [o for o in gc.get_objects() if o.__class__ is Storage]
+    for obj in inherited:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
 
 
 def _before_fork():
