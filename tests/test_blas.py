@@ -234,6 +234,29 @@ def test_matmul_mixed_dtypes_promote(ctx, device_class, pair):
            np.matmul(a, b).dtype, 45)
 
 
+def _rel(got, ref):
+    return np.abs(got - ref).max() / np.abs(ref).max()
+
+
+@pytest.mark.parametrize("k", [1 << 18, (1 << 17) + 4097])
+def test_long_k_is_summed_in_chunks(ctx, device_class, k):
+    """A long k is split into chunks summed by a reduction: x.T @ x of a 2^18 x 8 float32
+    array is within a few times numpy's error (one float32 accumulator over all of k was
+    ~300x worse), also with alpha, beta and a k that is no multiple of the chunk."""
+    rng = np.random.default_rng(k)
+    h = rng.standard_normal((k, 8), dtype=np.float32) + 0.5
+    ref = h.T.astype(np.float64) @ h.astype(np.float64)
+    x = ga.asarray(h, context=ctx)
+    numpy_err = _rel(h.T @ h, ref)
+    assert _rel((x.T @ x).get(), ref) <= max(4 * numpy_err, 2e-6)
+    hc = rng.standard_normal((8, 8), dtype=np.float32)
+    c = ga.asarray(hc, context=ctx)
+    got = blas.gemm(0.5, x, x, 2.0, c, trans_a=True, overwrite_c=True).get()
+    assert _rel(got, 0.5 * ref + 2.0 * hc) <= max(4 * numpy_err, 2e-6)
+    v = ga.asarray(h[:, 0].copy(), context=ctx)  # a long matrix-vector product too
+    assert _rel((x.T @ v).get(), ref[:, 0]) <= max(4 * numpy_err, 2e-6)
+
+
 def test_contractions_of_length_zero(ctx):
     """A sum over an empty axis is 0 (then alpha * 0 + beta * C), complex alike."""
     for dtype, alpha, beta in ((np.float32, 1, -0.5), (np.complex64, 1, -0.5),
