@@ -2,7 +2,6 @@
 
 import gc
 import resource
-import threading
 
 import numpy as np
 import pytest
@@ -87,28 +86,6 @@ def test_writes_wait_for_reads_pending_on_other_queues(ctx):
     assert launch.waits(ctx.queue, (st,), ()) is None  # reads need not wait for reads
     launch.record(marker, ctx.queue, (), (st,))
     assert st.readers is None and launch.waits(ctx.queue, (), (st,)) is None
-
-
-def test_threads_launch_one_kernel_at_once(ctx):
-    """Each thread gets its own kernel object: concurrent launches never mix arguments."""
-    hosts = [np.arange(1000, dtype=np.float32) * (k + 1) for k in range(4)]
-    errors = []
-
-    def work(k):
-        try:
-            x = ga.asarray(hosts[k], context=ctx)
-            for _ in range(200):
-                y = x * 3.0 + 1.0
-            np.testing.assert_allclose(y.get(), hosts[k] * 3 + 1, rtol=1e-6)
-        except Exception as e:  # reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
 
 
 def test_cache_is_bounded_and_keeps_recent_entries():
