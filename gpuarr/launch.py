@@ -84,10 +84,6 @@ class Launcher:
         self.owner = None
         self._clones = None
 
-    @property
-    def function_name(self):
-        return self.kernel.function_name
-
     def for_thread(self, tid):
         """This launcher if `tid` owns it (the first thread to launch claims it), else that
         thread's own copy of the kernel."""
