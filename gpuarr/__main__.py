@@ -32,6 +32,8 @@ def info():
     for d in list_devices():
         if not d.usable:
             print(f"note: {d.name} is unusable: {d.note}")
+        elif d.advice:
+            print(f"note: {d.name} is slow: {d.advice}")
     flags = config.flags
     auto = "auto (first GPU, else first usable device)"
     print(f"\ndefault device (flag device): {flags.device or auto}")

@@ -403,6 +403,13 @@ def _make_private(path):
             os.mkdir(folder, 0o700)
 
 
+def cache_path(*parts):
+    """gpuarr's folder of cached files: $XDG_CACHE_HOME/gpuarr/<parts>, else
+    ~/.cache/gpuarr/<parts> (not created here: private_dir checks and creates it)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "gpuarr", *parts)
+
+
 def private_dir(path, what, create=True):
     """`path` if it is a directory fit to keep `what` in (compiled kernels, tuned parameters,
     probe verdicts): owned by this user (or root) and not writable by group or others, the

@@ -64,12 +64,15 @@ class Launcher:
     """
 
     __slots__ = ("_clones", "buffer_slots", "buffers_of", "exact", "exact_slots", "held_buffers",
-                 "held_scalars", "kernel", "owner", "packers", "scalar_slots", "scalar_types",
-                 "scalars_of", "types")
+                 "held_scalars", "kernel", "owner", "packers", "program", "scalar_slots",
+                 "scalar_types", "scalars_of", "types")
 
     def __init__(self, kernel, types):
         kernel.set_scalar_arg_dtypes(list(types))
         self.kernel = kernel
+        # Held here: Intel's CPU runtime frees a program once it is released, its kernels
+        # alive or not (the program caches evict programs whose kernels stay cached).
+        self.program = kernel.program
         self.types = tuple(None if t is None else np.dtype(t).type for t in types)
         self.buffer_slots = tuple(i for i, t in enumerate(self.types) if t is None)
         self.scalar_slots = tuple(i for i, t in enumerate(self.types) if t is not None)
@@ -95,7 +98,7 @@ class Launcher:
                 self._clones = {}
             clone = self._clones.get(tid)
             if clone is None:
-                kernel = cl.Kernel(self.kernel.program, self.kernel.function_name)
+                kernel = cl.Kernel(self.program, self.kernel.function_name)
                 clone = self._clones[tid] = Launcher(kernel, self.types)
                 clone.owner = tid
             return clone

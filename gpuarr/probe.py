@@ -79,8 +79,7 @@ def cache_dir():
     """Where verdicts are kept: <compile_cache_dir>/probe, else $XDG_CACHE_HOME/gpuarr/probe."""
     if config.flags.compile_cache_dir:
         return os.path.join(os.path.expanduser(config.flags.compile_cache_dir), "probe")
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "gpuarr", "probe")
+    return config.cache_path("probe")
 
 
 class _DlInfo(ctypes.Structure):

@@ -4,6 +4,11 @@ import contextlib
 import os
 
 os.environ.setdefault("POCL_DEVICES", "pthread pthread")
+# GPUARR_TEST_DEVICE is the default device too (the symbolic layer places ops there).
+if os.environ.get("GPUARR_TEST_DEVICE") and "device=" not in os.environ.get("GPUARR_FLAGS", ""):
+    os.environ["GPUARR_FLAGS"] = ",".join(
+        f for f in (os.environ.get("GPUARR_FLAGS"), f"device={os.environ['GPUARR_TEST_DEVICE']}")
+        if f)
 
 import numpy as np
 import pytest

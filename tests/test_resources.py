@@ -8,7 +8,7 @@ import weakref
 import numpy as np
 import pyopencl as cl
 import pytest
-from conftest import using_flags
+from conftest import USABLE, using_flags
 
 import gpuarr as ga
 from gpuarr import context, reduction
@@ -102,7 +102,7 @@ def test_released_context_is_freed_and_made_again():
     the arrays frees the Context, its cl.Context and device memory; a new context of the
     same device then works from scratch."""
     with using_flags("print_active_device=False"):
-        ctx = ga.init("cl0:0", name="released")
+        ctx = ga.init(USABLE[0].name, name="released")
         _workload(ctx, 64, 1, 2.0)
         alive, cl_alive = weakref.ref(ctx), weakref.ref(ctx.cl_context)
         del ctx
@@ -110,7 +110,7 @@ def test_released_context_is_freed_and_made_again():
         gc.collect()
         assert alive() is None, [type(r) for r in gc.get_referrers(alive())]
         assert cl_alive() is None
-        again = ga.init("cl0:0", name="released")
+        again = ga.init(USABLE[0].name, name="released")
         assert len(again.kernels) == 0 and again.active_bytes == 0
         _workload(again, 64, 1, 2.0)
         assert ga.get_context("released") is again
@@ -119,7 +119,7 @@ def test_released_context_is_freed_and_made_again():
 def test_released_context_is_freed_after_gpu_reductions(monkeypatch):
     monkeypatch.setattr(reduction, "device_class", lambda ctx: "gpu")
     with using_flags("print_active_device=False"):
-        ctx = ga.init("cl0:0")
+        ctx = ga.init(USABLE[0].name)
         x = ga.asarray(np.arange(1 << 16, dtype=np.float32), context=ctx)
         assert float(x.sum().get()) == float(np.arange(1 << 16, dtype=np.float64).sum())
         alive = weakref.ref(ctx)

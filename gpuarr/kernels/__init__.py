@@ -67,18 +67,22 @@ def build(context, source, options=()):
     except cl.Error as e:
         raise KernelBuildError(
             f"OpenCL build failed on {context.devname} ({context.device.device_name}):\n"
-            f"{e}\n--- build log ---\n{_build_log(program, context)}\n"
+            f"{str(e).splitlines()[0]}\n--- build log ---\n{_build_log(program, context, e)}\n"
             f"--- generated source ---\n{numbered(source)}"
         ) from None
 
 
-def _build_log(program, context):
-    """The driver's build log (pyopencl's message lacks it on some drivers, e.g. NVIDIA)."""
+def _build_log(program, context, error):
+    """The driver's build log; else pyopencl's message, which carries it on some drivers
+    (Intel's CPU runtime) and lacks it on others (NVIDIA)."""
     try:
-        return program._get_prg().get_build_info(
-            context.device.cl_device, cl.program_build_info.LOG).strip() or "(empty)"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Pre-build attribute access defeats caching"
+            log = program._get_prg().get_build_info(
+                context.device.cl_device, cl.program_build_info.LOG).strip()
     except (cl.Error, AttributeError) as e:
-        return f"(unavailable: {e})"
+        log = f"(unavailable: {e})"
+    return log or str(error).strip() or "(empty)"
 
 
 def get_program(context, key, template, **params):

@@ -1,0 +1,38 @@
+"""Print the name (cl<p>:<d>) of the first usable device of one CPU driver, for CI's runs of
+the suite on each: `pip-pocl` (pocl-binary-distribution, inside pyopencl's package),
+`system-pocl` (a PoCL installed outside Python, e.g. apt's pocl-opencl-icd) or `intel`
+(Intel's CPU runtime). With none usable, print why on stderr and exit 1."""
+
+import os
+import sys
+
+import pyopencl
+
+import gpuarr as ga
+from gpuarr import probe
+
+PIP_PACKAGE = os.path.realpath(os.path.dirname(pyopencl.__file__))
+
+
+def kind_of(device):
+    if device.platform.startswith("Intel(R) OpenCL"):
+        return "intel"
+    if "Portable Computing Language" in device.platform:
+        inside = probe.library_path(device.cl_platform).startswith(PIP_PACKAGE + os.sep)
+        return "pip-pocl" if inside else "system-pocl"
+    return "other"
+
+
+def main(kind):
+    devices = [d for d in ga.list_devices() if kind_of(d) == kind]
+    usable = [d for d in devices if d.usable]
+    if usable:
+        print(usable[0].name)
+        return 0
+    why = "; ".join(f"{d.name} ({d.device_name}): {d.note}" for d in devices) or "not installed"
+    print(f"no usable {kind} device: {why}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
