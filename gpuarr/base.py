@@ -21,7 +21,7 @@ import operator
 import numpy as np
 import pyopencl as cl
 
-from . import dtypes, elemwise
+from . import dtypes, elemwise, staging
 from .context import Context, get_context
 from .errors import (
     ArgumentError,
@@ -411,26 +411,29 @@ class ArrayBase:
         return self
 
     def transfer(self, context):
-        """This array on another context: a device copy on one platform, via the host across."""
+        """This array on another context: a device copy within a cl.Context, else a copy in
+        chunks through pinned host memory (gpuarr.staging)."""
         target = get_context(context)
         if target is self.context:
             return self
-        if target.cl_context is not self.context.cl_context:
-            return to_device(self.get(), target)
         src = self if self._is_c() else self.copy("C")
         out = _concrete(self.shape, self.dtype, context=target)
-        if self.size:
-            # The copy runs on the source queue once the target queue has reached this
-            # point, and the target queue waits for it: neither side's in-order reuse of
-            # pooled memory can overtake it.
-            q = src.context.queue
-            ready = cl.enqueue_marker(target.queue)
-            copied = cl.enqueue_copy(q, out.storage.buffer, src.storage.buffer,
-                                     byte_count=self.nbytes, src_offset=src.offset,
-                                     wait_for=[ready, *(waits(q, (src.storage,)) or ())])
-            record(copied, q, (src.storage,))
-            record(cl.enqueue_marker(target.queue, wait_for=[copied]), target.queue, (),
-                   (out.storage,))
+        if not self.size:
+            return out
+        if target.cl_context is not self.context.cl_context:
+            staging.copy(staging.Region.of(out), staging.Region.of(src))
+            return out
+        # The copy runs on the source queue once the target queue has reached this point,
+        # and the target queue waits for it: neither side's in-order reuse of pooled memory
+        # can overtake it.
+        q = src.context.queue
+        ready = cl.enqueue_marker(target.queue)
+        copied = cl.enqueue_copy(q, out.storage.buffer, src.storage.buffer,
+                                 byte_count=self.nbytes, src_offset=src.offset,
+                                 wait_for=[ready, *(waits(q, (src.storage,)) or ())])
+        record(copied, q, (src.storage,))
+        record(cl.enqueue_marker(target.queue, wait_for=[copied]), target.queue, (),
+               (out.storage,))
         return out
 
     # -- copies

@@ -3,16 +3,21 @@
 Two transports, one meaning:
 
 * In one process the ranks are contexts: the module functions take a list of arrays, one per
-  context, and return one result per context. Devices of one platform share a `cl.Context`,
-  so data moves device to device with enqueued copies and reduces with the elementwise
-  engine's ufunc kernels: a binomial tree below `RING_BYTES`, a ring (reduce-scatter, then
-  all-gather) above. Across platforms the data goes through the host.
+  context, and return one result per context. Where the contexts share a `cl.Context` (CPU
+  devices of one platform) data moves device to device with enqueued copies and reduces with
+  the elementwise engine's ufunc kernels: a binomial tree below `RING_BYTES`, a ring
+  (reduce-scatter, then all-gather) above. Otherwise (GPUs, each with a cl.Context of its own,
+  or several platforms) the data moves in chunks through pinned host memory (gpuarr.staging),
+  pipelined, and reduces on the receiving devices: below `RING_BYTES` every rank's data goes
+  to every rank, which reduces it whole (one trip through the host); from it up each rank
+  reduces its part of the data (reduce-scatter), then sends it to all (all-gather).
 * Across processes and hosts the ranks are MPI processes, one context each: `GpuComm`, made
   from a `CommCliqueId` or with `GpuComm.from_mpi`. Device data meets MPI's collectives in
   host memory: mapped in place where the device shares the host's memory (PoCL, integrated
   GPUs), else staged through pinned (ALLOC_HOST_PTR) buffers in chunks, so device copies
-  overlap the MPI traffic. MPI reduces on the host: on PoCL that measured faster than an
-  all-to-all plus device kernels (`GpuComm.reduce_on = "device"`; figures in
+  overlap the MPI traffic. Where the device's memory is host memory MPI reduces on the host
+  (on PoCL that measured faster than device kernels); on GPUs all_reduce and reduce_scatter
+  reduce on the device, MPI only moving the data (`GpuComm.reduce_on`; figures in
   benchmarks/bench_collectives.py).
 
 Reductions are elementwise; all_gather concatenates and reduce_scatter splits the ranks' data
@@ -34,7 +39,7 @@ import time
 import numpy as np
 import pyopencl as cl
 
-from . import config, errors
+from . import config, errors, staging
 from .array import GpuArray
 from .context import get_context
 from .errors import (
@@ -47,16 +52,18 @@ from .errors import (
     ShapeError,
     UnsupportedError,
 )
-from .launch import read_host, record, waits, write_host
+from .launch import host_copy, read_host, record, waits, write_host
 from .ufuncs import UFUNCS
 
 __all__ = [
-    "CHUNK_BYTES", "ID_BYTES", "MAP_BYTES", "RING_BYTES", "CommCliqueId", "GpuComm", "all_gather",
-    "all_reduce", "broadcast", "reduce", "reduce_scatter",
+    "CHUNK_BYTES", "DEVICE_CHUNK_BYTES", "ID_BYTES", "MAP_BYTES", "RING_BYTES", "CommCliqueId",
+    "GpuComm", "all_gather", "all_reduce", "broadcast", "reduce", "reduce_scatter",
 ]
 
-# In one process: messages of at least this many bytes take the ring, smaller ones the tree
-# (on PoCL, whose devices share the host's cores, the tree won below 64 MiB and tied above).
+# In one process: messages of at least this many bytes reduce-scatter then all-gather (a
+# ring on one cl.Context, staged otherwise), smaller ones take the tree (one cl.Context: on
+# PoCL, whose devices share the host's cores, the tree won below 64 MiB and tied above) or
+# go whole to every rank (staged: with two ranks both ways move the same bytes).
 RING_BYTES = 64 << 20
 
 _OPS = {"sum": "sum", "+": "sum", "add": "sum", "prod": "prod", "*": "prod", "mul": "prod",
@@ -64,7 +71,6 @@ _OPS = {"sum": "sum", "+": "sum", "add": "sum", "prod": "prod", "*": "prod", "mu
 _OPCODES = ("sum", "prod", "max", "min")  # pygpu's GA_SUM, GA_PROD, GA_MAX, GA_MIN
 _KERNELS = {"sum": UFUNCS["add"], "prod": UFUNCS["multiply"], "max": UFUNCS["maximum"],
             "min": UFUNCS["minimum"]}
-_HOST = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 _REAL = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
                                     np.uint32, np.int64, np.uint64, np.float32, np.float64))
 _COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
@@ -298,7 +304,7 @@ def _ring_all_gather(flats, bounds):
             _copy(_chunk(flats[(r + 1) % n], bounds, k), _chunk(flats[r], bounds, k))
 
 
-def _one_platform(ctxs):
+def _one_cl_context(ctxs):
     return all(c.cl_context is ctxs[0].cl_context for c in ctxs)
 
 
@@ -334,17 +340,99 @@ def _list_order(arrays):
     return "F" if all(_f_only(a) for a in arrays) else "C"
 
 
-def _host_reduce(flats, op):
-    """The reduction of the ranks' flat arrays computed on the host (across platforms)."""
-    host = _host_flats(flats)
-    total = host[0]
-    for h in host[1:]:
-        total = _HOST[op](total, h)
-    return total
+# ---------------------------------------------------------------- one process, staged
+
+def _chunk_ranges(lo, hi, dtype):
+    """[lo, hi) in pieces of at most staging.CHUNK_BYTES."""
+    per = max(staging.CHUNK_BYTES // dtype.itemsize, 1)
+    return [(a, min(a + per, hi)) for a in range(lo, hi, per)]
 
 
-def _host_flats(flats):
-    return [f.get() for f in flats]
+def _region(a):
+    return staging.Region.of(a)
+
+
+def _staged_reduce(flats, op, jobs):
+    """The staged reduction of `jobs`, each (lo, hi, {rank q: out_q}): every rank's
+    flat[lo:hi], chunk by chunk, to every receiving rank q, which reduces the chunks in rank
+    order (the same bits on every receiver) into out_q (hi - lo elements) by kernels.
+
+    Returns, per job, [((a, b), [the chunk's moves])]. A receiver reduces a chunk once the
+    others' have arrived and its own was sent (out_q may be its flat). It keeps
+    staging.SLOTS chunks per sender in a scratch array; a chunk's moves wait for those of the
+    chunk that used its scratch before (whose reduction is enqueued by then, ahead of them on
+    the queue)."""
+    n, dtype, slots = len(flats), flats[0].dtype, staging.SLOTS
+    plans = []
+    for lo, hi, outs in jobs:
+        ranges = _chunk_ranges(lo, hi, dtype)
+        per = ranges[0][1] - ranges[0][0] if ranges else 0
+        scratch = {q: GpuArray._empty(flats[q].context, (n - 1, slots, per), dtype)
+                   for q in outs}
+        senders = [r for r in range(n) if outs.keys() - {r}]
+        plan = []
+        for k, (a, b) in enumerate(ranges):
+            inbox = {q: [flats[q][a:b] if r == q else scratch[q][r - (r > q), k % slots, :b - a]
+                         for r in range(n)] for q in outs}
+            then = functools.partial(_arrived, op, inbox, {
+                q: n - 1 + (q in senders) for q in outs}, {
+                q: out[a - lo:b - lo] for q, out in outs.items()})
+            after = tuple(plan[k - slots][1]) if k >= slots else ()
+            moves = []
+            for r in senders:
+                to = [q for q in outs if q != r]
+                moves.append(staging.Move(
+                    _region(flats[r][a:b]), [_region(inbox[q][r]) for q in to],
+                    [functools.partial(then, q) for q in outs if q == r or q in to], after))
+            plan.append(((a, b), moves))
+        plans.append(plan)
+    return plans
+
+
+def _arrived(op, inbox, expected, outs, q):
+    """One more chunk arrived at rank q (or its own left); once all have, reduce them there
+    in rank order."""
+    expected[q] -= 1
+    if not expected[q]:
+        vals = inbox[q]
+        acc = vals[0]
+        for v in vals[1:-1]:  # (out_q may be q's own input: it is written last)
+            acc = _combine(op, acc, v)
+        _combine(op, acc, vals[-1], outs[q])
+
+
+def _moves(plans):
+    """The moves of several plans, chunk by chunk across them: they pipeline side by side."""
+    out = []
+    for k in range(max(map(len, plans), default=0)):
+        out += [m for plan in plans if k < len(plan) for m in plan[k][1]]
+    return out
+
+
+def _staged_all_reduce(flats, op, outs):
+    n, size = len(flats), flats[0].size
+    if flats[0].nbytes < RING_BYTES:
+        staging.run(_moves(_staged_reduce(flats, op, [(0, size, dict(enumerate(outs)))])))
+        return
+    bounds = [r * size // n for r in range(n + 1)]
+    plans = _staged_reduce(flats, op, [(bounds[p], bounds[p + 1],
+                                        {p: outs[p][bounds[p]:bounds[p + 1]]})
+                                       for p in range(n)])
+    for p, plan in enumerate(plans):  # then each reduced chunk goes to the other ranks
+        for i, ((a, b), moves) in enumerate(plan):
+            gather = staging.Move(_region(outs[p][a:b]),
+                                  [_region(outs[q][a:b]) for q in range(n) if q != p],
+                                  after=tuple(moves))
+            plan[i] = ((a, b), [*moves, gather])
+    staging.run(_moves(plans))
+
+
+def _staged_sends(sources, dests_of):
+    """Moves of each source's chunks [a, b) into dests_of(rank, a, b), side by side."""
+    return _moves([[(None, [staging.Move(_region(src[a:b]),
+                                         [_region(d) for d in dests_of(r, a, b)])])
+                    for a, b in _chunk_ranges(0, src.size, src.dtype)]
+                   for r, src in enumerate(sources)])
 
 
 def all_reduce(arrays, op="sum", dest=None):
@@ -363,10 +451,8 @@ def all_reduce(arrays, op="sum", dest=None):
     outs = [t.flat for t in targets]
     if a0.size == 0:
         pass
-    elif not _one_platform([s.context for s in srcs]):
-        total = _host_reduce(flats, op)
-        for o in outs:
-            o.set(total)
+    elif not _one_cl_context([s.context for s in srcs]):
+        _staged_all_reduce(flats, op, outs)
     elif a0.nbytes < RING_BYTES or len(srcs) == 1:
         _tree_reduce(flats, op, 0, outs[0])
         _tree_broadcast(outs, 0)
@@ -396,8 +482,8 @@ def reduce(arrays, op="sum", dest=None, root=0):
     flats = [_sources(s, [target] if r == root else [], order) for r, s in enumerate(srcs)]
     if a0.size == 0:
         pass
-    elif not _one_platform([s.context for s in srcs]):
-        target.flat.set(_host_reduce(flats, op))
+    elif not _one_cl_context([s.context for s in srcs]):
+        staging.run(_moves(_staged_reduce(flats, op, [(0, a0.size, {root: target.flat})])))
     else:
         _tree_reduce(flats, op, root, target.flat)
     result = [None] * n
@@ -421,11 +507,8 @@ def broadcast(arrays, root=0):
     flats = [src if t is None else t.flat for t in targets]
     if src.size == 0:
         pass
-    elif not _one_platform([a.context for a in arrays]):
-        host = src.get()
-        for f in flats:
-            if f is not src:
-                f.set(host)
+    elif not _one_cl_context([a.context for a in arrays]):
+        staging.run(_staged_sends([src], lambda _, a, b: [f[a:b] for f in flats if f is not src]))
     else:
         _tree_broadcast(flats, root)
     for t in targets:
@@ -452,10 +535,11 @@ def all_gather(arrays, dest=None, nd_up=1):
     m = a0.size
     if m == 0:
         pass
-    elif not _one_platform([s.context for s in srcs]):
-        host = np.concatenate(_host_flats(flats))
-        for t in targets:
-            t.flat.set(host)
+    elif not _one_cl_context([s.context for s in srcs]):
+        for k, f in enumerate(flats):
+            _copy(targets[k].flat[k * m:(k + 1) * m], f)
+        staging.run(_staged_sends(flats, lambda k, a, b: [
+            t.flat[k * m + a:k * m + b] for q, t in enumerate(targets) if q != k]))
     else:
         for t in targets:
             for k, f in enumerate(flats):
@@ -483,13 +567,9 @@ def reduce_scatter(arrays, op="sum", dest=None):
     flats = [_sources(s, targets, order) for s in srcs]
     if part == 0:
         pass
-    elif not _one_platform([s.context for s in srcs]):
-        host = _host_flats(flats)
-        total = host[0]
-        for h in host[1:]:
-            total = _HOST[op](total, h)
-        for r, t in enumerate(targets):
-            t.flat.set(total[r * part:(r + 1) * part])
+    elif not _one_cl_context([s.context for s in srcs]):
+        staging.run(_moves(_staged_reduce(flats, op, [
+            (r * part, (r + 1) * part, {r: t.flat}) for r, t in enumerate(targets)])))
     else:
         bounds = [r * part for r in range(n + 1)]
         _ring_reduce_scatter(flats, op, bounds, [t.flat for t in targets])
@@ -507,6 +587,9 @@ def _check_root(root, n, what):
 ID_BYTES = 128  # pygpu's GA_COMM_ID_BYTES
 # MPI sees large messages in chunks of this many bytes per rank; staged ones double-buffered.
 CHUNK_BYTES = 1 << 20
+# GpuComm's chunks on devices whose memory is not the host's (GPUs): a chunk costs a few MPI
+# and driver round trips, so a 256 MiB all_reduce should take tens of them, not hundreds.
+DEVICE_CHUNK_BYTES = 8 << 20
 # Devices that share the host's memory give MPI the mapped arrays from this size up.
 MAP_BYTES = 1 << 20
 _CTL_TAG = 1  # the tag of the messages on a GpuComm's control channel
@@ -714,11 +797,21 @@ class GpuComm:
     """
 
     #: 'auto' maps device memory in place when the device shares the host's memory, else
-    #: stages chunks through pinned buffers; 'map' or 'pinned' force one.
+    #: stages chunks through pinned buffers; 'map' or 'pinned' force one. 'shared' (ranks of
+    #: one host): all_reduce and reduce_scatter reducing on the device move the data through
+    #: host memory the ranks share (an MPI shared window) instead of MPI messages, so no CPU
+    #: copies it: each rank's device writes its chunks there and the others' devices read them.
     staging = "auto"
-    #: Where reductions run: 'host' (MPI's own) or 'device' (all-to-all, then kernels).
-    reduce_on = "host"
-    chunk_bytes = CHUNK_BYTES
+    #: A callable(numpy uint8 array) that page-locks host memory for the devices' copies (e.g.
+    #: CUDA's cudaHostRegister, through CuPy), applied to the 'shared' window; None: pageable.
+    pin_host = None
+    #: Where reductions run: 'host' (MPI's own), 'device' (MPI moves the data, kernels
+    #: reduce it: all_reduce and reduce_scatter), or 'auto': the device unless its memory is
+    #: the host's (there MPI's reduction measured faster, on PoCL).
+    reduce_on = "auto"
+    #: Bytes per staged chunk or MPI piece; None: CHUNK_BYTES where the device's memory is
+    #: the host's, DEVICE_CHUNK_BYTES elsewhere (a GPU: fewer, larger chunks).
+    chunk_bytes = None
 
     def __init__(self, clique_id, ndev, rank, *, timeout=None):
         if not isinstance(clique_id, CommCliqueId):
@@ -758,6 +851,7 @@ class GpuComm:
         self.timeout = timeout
         self._pinned = None
         self._slot_busy = [None, None]  # the last copy out of each pinned slot
+        self._window = None  # staging 'shared': (MPI shared window, each rank's bytes)
         self._seq = 0  # the collectives this rank entered
         self._what = ""  # the one running now
         self._deadline = None
@@ -985,7 +1079,7 @@ class GpuComm:
             name = _op_name(op, what)
             _check_reducible(src.dtype, name, what)
             _check_dest(dest, self.context, src.dtype, src.size, what, src.shape)
-            return {"op": name}
+            return {"op": name, **self._settings()}
 
         order = self._agree(what, src, check)
         name = _op_name(op, what)
@@ -993,7 +1087,16 @@ class GpuComm:
         flat, out = _sources(src, [target], order), target.flat
         if src.size == 0:
             pass
-        elif self.reduce_on == "device":
+        elif self._on_device() and self._mode(flat.nbytes) in ("pinned", "shared"):
+            n = self.count
+            bounds = [r * flat.size // n for r in range(n + 1)]
+            me = bounds[self.rank], bounds[self.rank + 1]
+            if self._mode(flat.nbytes) == "shared":
+                self._reduce_shared(flat, name, bounds, out[me[0]:me[1]], out)
+            else:
+                self._reduce_part_on_device(flat, name, bounds, out[me[0]:me[1]])
+                self._gather_parts(out, bounds)
+        elif self._on_device():
             self._all_reduce_on_device(flat, out, name)
         else:
             comm, mpi_op = self.mpi_comm, _mpi_op(name)
@@ -1008,9 +1111,10 @@ class GpuComm:
                             self._pieces(d, lambda a, b: comm.Iallreduce(
                                 s[a:b], d[a:b], mpi_op))
             else:
-                self._pipeline(flat.size, flat.dtype, 1, lambda a, c: [(flat, a, 0)],
-                               lambda slot, c: comm.Iallreduce(_mpi().IN_PLACE, slot[:c], mpi_op),
-                               lambda a, c: [(out, a, 0)])
+                self._pipeline(flat.size, flat.dtype, 1, lambda a, c, k: [(flat, a, 0)],
+                               lambda slot, a, c: comm.Iallreduce(_mpi().IN_PLACE, slot[:c],
+                                                                  mpi_op),
+                               lambda a, c, k: [(out, a, 0)])
         return target.finish()
 
     @_collective
@@ -1045,10 +1149,10 @@ class GpuComm:
                 else:
                     self._pieces(s, lambda a, b: comm.Ireduce(s[a:b], None, mpi_op, r))
         else:
-            self._pipeline(flat.size, flat.dtype, 1, lambda a, c: [(flat, a, 0)],
-                           lambda slot, c: comm.Ireduce(MPI.IN_PLACE if is_root else slot[:c],
+            self._pipeline(flat.size, flat.dtype, 1, lambda a, c, k: [(flat, a, 0)],
+                           lambda slot, a, c: comm.Ireduce(MPI.IN_PLACE if is_root else slot[:c],
                                                         slot[:c] if is_root else None, mpi_op, r),
-                           lambda a, c: [(target.flat, a, 0)] if is_root else [])
+                           lambda a, c, k: [(target.flat, a, 0)] if is_root else [])
         return target.finish() if is_root else None
 
     @_collective
@@ -1078,9 +1182,9 @@ class GpuComm:
                 self._pieces(h, lambda a, b: comm.Ibcast(h[a:b], r))
         else:
             self._pipeline(flat.size, flat.dtype, 1,
-                           lambda a, c: [(flat, a, 0)] if is_root else [],
-                           lambda slot, c: comm.Ibcast(slot[:c], r),
-                           lambda a, c: [] if is_root else [(flat, a, 0)])
+                           lambda a, c, k: [(flat, a, 0)] if is_root else [],
+                           lambda slot, a, c: comm.Ibcast(slot[:c], r),
+                           lambda a, c, k: [] if is_root else [(flat, a, 0)])
         if target is not None:
             target.finish()
         return array
@@ -1109,9 +1213,9 @@ class GpuComm:
                     self._mapped(out, read=False, write=True) as d:
                 self._progress([comm.Iallgather(s, d)], s, d)
         else:
-            self._pipeline(m, flat.dtype, n, lambda a, c: [(flat, a, me * c)],
-                           lambda slot, c: comm.Iallgather(MPI.IN_PLACE, slot[:n * c]),
-                           lambda a, c: [(out, k * m + a, k * c) for k in range(n)])
+            self._pipeline(m, flat.dtype, n, lambda a, c, _: [(flat, a, me * c)],
+                           lambda slot, a, c: comm.Iallgather(MPI.IN_PLACE, slot[:n * c]),
+                           lambda a, c, _: [(out, k * m + a, k * c) for k in range(n)])
         return target.finish()
 
     @_collective
@@ -1125,7 +1229,7 @@ class GpuComm:
             _check_reducible(src.dtype, name, what)
             _check_scatter_src(src, self.count, what)
             _check_dest(dest, self.context, src.dtype, src.size // self.count, what)
-            return {"op": name}
+            return {"op": name, **self._settings()}
 
         order = self._agree(what, src, check)
         n, mpi_op = self.count, _mpi_op(_op_name(op, what))
@@ -1139,16 +1243,21 @@ class GpuComm:
         part, comm = out.size, self.mpi_comm
         if part == 0:
             pass
+        elif self._on_device() and self._mode(flat.nbytes) == "shared":
+            self._reduce_shared(flat, _op_name(op, what), [r * part for r in range(n + 1)], out)
+        elif self._on_device() and self._mode(flat.nbytes) == "pinned":
+            self._reduce_part_on_device(flat, _op_name(op, what),
+                                        [r * part for r in range(n + 1)], out)
         elif self._mode(flat.nbytes) == "map":
             with self._mapped(flat, read=True, write=False) as s, \
                     self._mapped(out, read=False, write=True) as d:
                 self._progress([comm.Ireduce_scatter_block(s, d, mpi_op)], s, d)
         else:
             self._pipeline(part, flat.dtype, n + 1,
-                           lambda a, c: [(flat, k * part + a, k * c) for k in range(n)],
-                           lambda slot, c: comm.Ireduce_scatter_block(
+                           lambda a, c, _: [(flat, k * part + a, k * c) for k in range(n)],
+                           lambda slot, a, c: comm.Ireduce_scatter_block(
                                slot[:n * c], slot[n * c:(n + 1) * c], mpi_op),
-                           lambda a, c: [(out, a, n * c)])
+                           lambda a, c, k: [(out, a, n * c)])
         return target.finish()
 
     # -- data paths
@@ -1174,11 +1283,33 @@ class GpuComm:
         with self._mapped(out, read=True, write=True) as d:
             self._progress([comm.Iallgatherv(MPI.IN_PLACE, [d, (counts, bounds[:-1])])], d)
 
+    def _settings(self):
+        """What every rank must agree on for the data paths (a bad value raises here, before
+        any data moves)."""
+        self._mode(0)
+        return {"reduce_on": self._on_device(), "staging": self.staging == "shared",
+                "chunk_bytes": self._chunk_bytes()}
+
+    def _chunk_bytes(self):
+        if self.chunk_bytes is not None:
+            return self.chunk_bytes
+        unified = self.context.device.cl_device.host_unified_memory
+        return CHUNK_BYTES if unified else DEVICE_CHUNK_BYTES
+
+    def _on_device(self):
+        """Whether reductions run on the device (GpuComm.reduce_on)."""
+        if self.reduce_on not in ("auto", "host", "device"):
+            raise ArgumentError(f"GpuComm.reduce_on must be 'auto', 'host' or 'device', not "
+                                f"{self.reduce_on!r}")
+        if self.reduce_on == "auto":
+            return not self.context.device.cl_device.host_unified_memory
+        return self.reduce_on == "device"
+
     def _mode(self, nbytes):
         """'map' (MPI on the mapped device memory) or 'pinned' (the staged pipeline)."""
-        if self.staging not in ("auto", "map", "pinned"):
-            raise ArgumentError(f"GpuComm.staging must be 'auto', 'map' or 'pinned', not "
-                                f"{self.staging!r}")
+        if self.staging not in ("auto", "map", "pinned", "shared"):
+            raise ArgumentError(f"GpuComm.staging must be 'auto', 'map', 'pinned' or 'shared', "
+                                f"not {self.staging!r}")
         if self.staging == "auto":
             # Mapping costs four driver round trips, staging two: small messages stage.
             unified = self.context.device.cl_device.host_unified_memory
@@ -1190,7 +1321,7 @@ class GpuComm:
         run large messages slower than the same bytes in pieces (MPICH on PoCL's host:
         2.2 GB/s whole against 5.4 in 1 MiB pieces at 256 MiB)."""
         total = host.size
-        per = max(1, self.chunk_bytes // host.itemsize)
+        per = max(1, self._chunk_bytes() // host.itemsize)
         for a in range(0, total, per):
             self._progress([call(a, min(a + per, total))], host, call)  # call holds the rest
 
@@ -1204,7 +1335,7 @@ class GpuComm:
             yield np.empty(0, flat.dtype)
             return
         if not self.context.device.cl_device.host_unified_memory or self.staging == "pinned":
-            host = _pinned(self.context, flat.nbytes)[:flat.nbytes].view(flat.dtype)
+            host = staging.pinned(self.context, flat.nbytes)[:flat.nbytes].view(flat.dtype)
             if read:
                 read_host(self.context, host, flat.storage, flat.offset)
             yield host
@@ -1233,21 +1364,23 @@ class GpuComm:
         """This communicator's pinned slots: at least `nbytes`, kept between calls."""
         if self._pinned is None or self._pinned.size < nbytes:
             self.context.sync()  # pending copies may still read the old buffer
-            self._pinned = _pinned(self.context, max(nbytes, 1 << 16))
+            self._pinned = staging.pinned(self.context, max(nbytes, 1 << 16))
         return self._pinned
 
-    def _pipeline(self, total, dtype, width, reads, call, writes):
+    def _pipeline(self, total, dtype, width, reads, call, writes, after=None):
         """Run a staged collective over `total` elements per rank, in chunks.
 
-        Each chunk [a, a+c) occupies one of two pinned slots of `width` x c elements:
-        reads(a, c) lists (array, element offset, slot offset) copied in before `call(slot,
-        c)` runs MPI on it, writes(a, c) those copied out after. The next chunk's reads are
-        enqueued before this chunk's MPI call, so device copies overlap the MPI traffic; the
-        in-order queue keeps a slot's reads behind its previous writes, and MPI waits for
-        both.
+        Chunk k, elements [a, a+c), occupies one of two pinned slots of `width` x c elements:
+        reads(a, c, k) lists (array, element offset, slot offset[, count (c)]) copied in (on
+        the context's copy queue) before `call(slot, a, c)` runs MPI on it, writes(a, c, k)
+        those copied out after (on its queue), and after(a, c, k) enqueues what follows them
+        there (the device reductions). The next chunk's reads are enqueued before this
+        chunk's MPI call, so device copies overlap the MPI traffic and each other; a slot's
+        reads wait for its previous writes, and MPI waits for both.
         """
-        q, size = self.context.queue, dtype.itemsize
-        per = min(max(1, self.chunk_bytes // (size * width)), total)
+        ctx, size = self.context, dtype.itemsize
+        rq, wq = ctx.copy_queue, ctx.queue
+        per = min(max(1, self._chunk_bytes() // (size * width)), total)
         slot_bytes = per * width * size
         host = self._staging(2 * slot_bytes)
         slots = [host[k * slot_bytes:(k + 1) * slot_bytes].view(dtype) for k in range(2)]
@@ -1257,12 +1390,15 @@ class GpuComm:
             a = starts[k]
             c = min(per, total - a)
             event = None
-            for flat, off, so in reads(a, c):
-                event = cl.enqueue_copy(q, slots[k % 2][so:so + c], flat.storage.buffer,
-                                        src_offset=flat.offset + off * size,
-                                        wait_for=waits(q, (flat.storage,)),
-                                        is_blocking=False)
-                record(event, q, (flat.storage,))
+            busy = self._slot_busy[k % 2]
+            for flat, off, so, *count in reads(a, c, k):
+                n = count[0] if count else c
+                if n > 0:
+                    event = host_copy(rq, slots[k % 2][so:so + n], flat.storage,
+                                      flat.offset + off * size, False,
+                                      after=(busy,) if busy is not None else ())
+            if event is not None:
+                rq.flush()
             return event
 
         pending = enqueue_reads(0)
@@ -1273,25 +1409,172 @@ class GpuComm:
                 pending.wait()
             if self._slot_busy[k % 2] is not None:  # (a chunk without reads: broadcast)
                 self._slot_busy[k % 2].wait()
-            self._progress([call(slots[k % 2], c)], slots)
-            for flat, off, so in writes(a, c):
-                event = cl.enqueue_copy(q, flat.storage.buffer, slots[k % 2][so:so + c],
-                                        dst_offset=flat.offset + off * size,
-                                        wait_for=waits(q, (), (flat.storage,)),
-                                        is_blocking=False)
-                record(event, q, (), (flat.storage,))
-                self._slot_busy[k % 2] = event
+            self._progress([call(slots[k % 2], a, c)], slots)
+            for flat, off, so, *count in writes(a, c, k):
+                n = count[0] if count else c
+                if n > 0:
+                    self._slot_busy[k % 2] = host_copy(wq, slots[k % 2][so:so + n], flat.storage,
+                                                       flat.offset + off * size, True)
+            if after is not None:
+                after(a, c, k)
+            wq.flush()
             pending = following
 
+    def _reduce_part_on_device(self, flat, op, bounds, dest):
+        """This rank's part, flat[bounds[rank]:bounds[rank + 1]], reduced over the ranks
+        into `dest` by kernels, chunk by chunk: an all-to-all brings each rank's piece of
+        it (MPI only moves data); the pieces are reduced in rank order (the same bits as
+        any rank would get)."""
+        comm, n, me, size = self.mpi_comm, self.count, self.rank, flat.dtype.itemsize
+        counts = [bounds[r + 1] - bounds[r] for r in range(n)]
+        total = max(counts)
+        per = min(max(1, self._chunk_bytes() // (size * 2 * n)), total)
+        scratch = GpuArray._empty(self.context, (2, n, per), flat.dtype)
 
-def _pinned(ctx, nbytes):
-    """Pinned host memory: an ALLOC_HOST_PTR buffer of `nbytes`, mapped (the mapping, a
-    uint8 numpy array, keeps the buffer alive)."""
-    buf = cl.Buffer(ctx.cl_context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
-                    max(nbytes, 1))
-    host, _ = cl.enqueue_map_buffer(ctx.queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0,
-                                    (max(nbytes, 1),), np.uint8, is_blocking=True)
-    return host
+        def cnt(r, a, c):
+            return max(0, min(c, counts[r] - a))
+
+        def call(slot, a, c):
+            send = [0 if p == me else cnt(p, a, c) for p in range(n)]
+            recv = [0 if r == me else cnt(me, a, c) for r in range(n)]
+            displs = [r * c for r in range(n)]
+            return comm.Ialltoallv([slot[:n * c], (send, displs)],
+                                   [slot[n * c:2 * n * c], (recv, displs)])
+
+        def reduce(a, c, k):
+            m = cnt(me, a, c)
+            if m:
+                vals = [flat[bounds[me] + a:bounds[me] + a + m] if r == me
+                        else scratch[k % 2, r, :m] for r in range(n)]
+                acc = vals[0]
+                for v in vals[1:-1]:  # (dest may be this rank's part of flat: written last)
+                    acc = _combine(op, acc, v)
+                _combine(op, acc, vals[-1], dest[a:a + m])
+
+        self._pipeline(total, flat.dtype, 2 * n,
+                       lambda a, c, k: [(flat, bounds[p] + a, p * c, cnt(p, a, c))
+                                        for p in range(n) if p != me],
+                       call,
+                       lambda a, c, k: [(scratch, (k % 2 * n + r) * per, n * c + r * c,
+                                         cnt(me, a, c)) for r in range(n) if r != me],
+                       reduce)
+
+    def _shared_window(self, nbytes):
+        """Every rank's `nbytes` of the host memory the ranks share (an MPI shared window), as
+        uint8 arrays in rank order. Made, or made larger, by every rank inside the same
+        collective (its size follows agreed values), blocking: once per size."""
+        if self._window is not None and self._window[1][self.rank].size >= nbytes:
+            return self._window[1]
+        MPI, comm = _mpi(), self.mpi_comm
+        if self._window is None:
+            local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+            spread = local.size != comm.size
+            local.Free()
+            if spread:
+                raise CommError(f"GpuComm.staging 'shared' needs every rank on one host; "
+                                f"these {comm.size} ranks span several (use 'pinned')")
+        else:
+            self.context.sync()  # nothing of ours may still read the old window
+            self._window[0].Free()
+            self._window = None
+        win = MPI.Win.Allocate_shared(nbytes, 1, comm=comm)
+        views = [np.frombuffer(win.Shared_query(r)[0], np.uint8) for r in range(comm.size)]
+        if self.pin_host is not None:
+            for v in views:
+                self.pin_host(v)
+        self._window = (win, views)
+        return views
+
+    def _barrier(self):
+        self._progress([self.mpi_comm.Ibarrier()])
+
+    def _reduce_shared(self, flat, op, bounds, dest, out=None):
+        """This rank's part of flat (bounds[rank]:bounds[rank + 1]) reduced over the ranks
+        into `dest` by kernels, then (`out` given) every rank's reduced part into `out`,
+        through the shared window, chunk by chunk: the ranks' devices write their pieces to
+        the window, a barrier, each device reads its pieces of the others' and reduces them
+        in rank order; then each writes its reduced chunk, a barrier, the others read it.
+        A rank waits for its own reads of a slot before the barrier after which the slot is
+        written again."""
+        ctx, n, me, dt = self.context, self.count, self.rank, flat.dtype
+        size = dt.itemsize
+        rq, wq = ctx.copy_queue, ctx.queue
+        counts = [bounds[r + 1] - bounds[r] for r in range(n)]
+        total = max(counts)
+        per = min(max(1, self._chunk_bytes() // (size * (n + 1))), total)
+        slot = (n + 1) * per  # n pieces out, then the reduced chunk
+        views = [v[:2 * slot * size].view(dt) for v in self._shared_window(2 * slot * size)]
+        scratch = GpuArray._empty(ctx, (2, n, per), dt)
+        starts = range(0, total, per)
+
+        def cnt(r, a):
+            return max(0, min(per, counts[r] - a))
+
+        def region(r, k, piece, c):
+            at = k % 2 * slot + piece * per
+            return views[r][at:at + c]
+
+        def send(k):
+            a = starts[k]
+            events = [host_copy(rq, region(me, k, p, cnt(p, a)), flat.storage,
+                                flat.offset + (bounds[p] + a) * size, False)
+                      for p in range(n) if p != me and cnt(p, a)]
+            rq.flush()
+            return events
+
+        sent, read_pieces, read_results = send(0), [], []
+        try:
+            for k, a in enumerate(starts):
+                m = cnt(me, a)
+                _wait_all(sent + read_pieces)
+                self._barrier()  # every rank's pieces of chunk k are in the window
+                sent = send(k + 1) if k + 1 < len(starts) else []
+                read_pieces = [host_copy(wq, region(r, k, me, m), scratch.storage,
+                                         scratch.offset + (k % 2 * n + r) * per * size, True)
+                               for r in range(n) if r != me and m]
+                if m:
+                    vals = [flat[bounds[me] + a:bounds[me] + a + m] if r == me
+                            else scratch[k % 2, r, :m] for r in range(n)]
+                    acc = vals[0]
+                    for v in vals[1:-1]:  # (dest may be this rank's part of flat)
+                        acc = _combine(op, acc, v)
+                    _combine(op, acc, vals[-1], dest[a:a + m])
+                wq.flush()
+                if out is None:
+                    continue
+                mine = [host_copy(rq, region(me, k, n, m), out.storage,
+                                  out.offset + (bounds[me] + a) * size, False)] if m else []
+                rq.flush()
+                _wait_all(mine + read_results)
+                self._barrier()  # every rank's reduced chunk k is in the window
+                read_results = [host_copy(wq, region(r, k, n, cnt(r, a)), out.storage,
+                                          out.offset + (bounds[r] + a) * size, True)
+                                for r in range(n) if r != me and cnt(r, a)]
+                wq.flush()
+            _wait_all(read_pieces + read_results)
+        finally:
+            _wait_all(sent)
+        self._barrier()  # every rank's reads are done: the next collective may write
+
+    def _gather_parts(self, out, bounds):
+        """Every rank's part out[bounds[r]:bounds[r + 1]] into every rank's out, in chunks."""
+        comm, n, me, MPI = self.mpi_comm, self.count, self.rank, _mpi()
+        counts = [bounds[r + 1] - bounds[r] for r in range(n)]
+
+        def cnt(r, a, c):
+            return max(0, min(c, counts[r] - a))
+
+        self._pipeline(max(counts), out.dtype, n,
+                       lambda a, c, k: [(out, bounds[me] + a, me * c, cnt(me, a, c))],
+                       lambda slot, a, c: comm.Iallgatherv(MPI.IN_PLACE, [slot[:n * c], (
+                           [cnt(r, a, c) for r in range(n)], [r * c for r in range(n)])]),
+                       lambda a, c, k: [(out, bounds[r] + a, r * c, cnt(r, a, c))
+                                        for r in range(n) if r != me])
+
+
+def _wait_all(events):
+    for e in events:
+        e.wait()
 
 
 def _mpi_op(name):

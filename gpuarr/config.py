@@ -217,6 +217,10 @@ FLAGS = {
     "device_probe": Flag("cpu", _choice("cpu", "all", "off"),
                          "check devices in a subprocess before first use (gpuarr.probe): "
                          "cpu (CPU devices), all, or off"),
+    "context_sharing": Flag("auto", _choice("auto", "never"),
+                            "devices of one platform whose memory is host memory (CPUs) "
+                            "share a cl.Context: auto, or never (one per device; copies "
+                            "between them are staged through pinned host memory as GPUs' are)"),
     "comm_timeout": Flag(300.0, _parse_seconds,
                          "seconds an MPI collective (gpuarr.collectives.GpuComm) waits for "
                          "every rank before all raise CommTimeout", "a number of seconds over 0, "
@@ -240,6 +244,7 @@ class Flags:
     profile: bool = False
     device_probe: str = "cpu"
     comm_timeout: float = 300.0
+    context_sharing: str = "auto"
 
 
 def parse_flags(text, source=ENV_VAR):

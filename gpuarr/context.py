@@ -2,9 +2,12 @@
 
 A device is named `cl<platform>:<device>` in the order OpenCL reports them, or picked by
 `cl:<text>` (first device whose platform or device name contains the text). There is one
-`Context` per device, reachable under any number of names; devices of one platform share
-one `cl.Context`, so copies between them are single `enqueue_copy` calls. Each `Context`
-has its own in-order queue and memory pool.
+`Context` per device, reachable under any number of names. Each GPU has a `cl.Context` of its
+own (in one shared by two GPUs, NVIDIA's driver moves buffers between them through the host
+at ~1 GB/s); devices of one platform whose memory is host memory (CPUs) share one, so copies
+between them are single `enqueue_copy` calls (flag context_sharing=never gives them one each).
+Copies between contexts go through pinned host memory (gpuarr.staging). Each `Context` has its
+own in-order queue (and a second one for staged copies out) and memory pool.
 """
 
 import contextlib
@@ -166,7 +169,9 @@ def _describe(p_index, platform, d_index, device):
 
 _lock = threading.RLock()
 _devices = None
-_cl_contexts = {}  # platform index -> cl.Context over all that platform's devices
+# (platform index, None) -> the cl.Context its devices of host memory share;
+# (platform index, device index) -> a device's own cl.Context
+_cl_contexts = {}
 _by_device = {}  # 'cl0:0' -> Context
 _by_name = {}  # 'dev0' -> Context
 _driver_loaded = False  # cl.get_platforms ran here: the drivers started their threads
@@ -275,6 +280,7 @@ class Context:
         self.device = info
         self.cl_context = cl_context
         self.queue = cl.CommandQueue(cl_context, info.cl_device)
+        self._copy_queue = None
         self.names = []
         # Bounded caches, one per kind (`caches`); a dropped entry is rebuilt on next use.
         self.programs = Cache("programs", _CACHE_BOUNDS["programs"])  # gpuarr.kernels
@@ -306,6 +312,16 @@ class Context:
             self._arena = Arena(self._allocate_plain(min(nbytes, info.max_alloc)), self.base_align)
 
     devname = property(lambda self: self.device.name, doc="'cl0:0'")
+
+    @property
+    def copy_queue(self):
+        """A second in-order queue on the device, made on first use: staged copies out of
+        the device run there, beside the writes into it on `queue`."""
+        if self._copy_queue is None:
+            with _lock:
+                if self._copy_queue is None:
+                    self._copy_queue = cl.CommandQueue(self.cl_context, self.device.cl_device)
+        return self._copy_queue
     fp64 = property(lambda self: self.device.fp64)
     total_gmem = property(lambda self: self.device.global_mem)
 
@@ -368,8 +384,10 @@ class Context:
             self._pool.free_held()
 
     def sync(self):
-        """Wait until everything enqueued on this context's queue has finished."""
+        """Wait until everything enqueued on this context's queues has finished."""
         self.queue.finish()
+        if self._copy_queue is not None:
+            self._copy_queue.finish()
 
     def __repr__(self):
         return f"<gpuarr.Context {self.name!r} on {self.devname}: {self.device.describe()}>"
@@ -401,6 +419,7 @@ class _ForkedContext(Context):
     untouched: its hot path pays nothing for this."""
 
     queue = property(_forked_use)
+    copy_queue = property(_forked_use)
     cl_context = property(_forked_use)
     _allocator = property(_forked_use)
     _pool = property(_forked_use)
@@ -447,17 +466,42 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
+def _host_memory(info):
+    """Whether `info`'s memory is host memory (a CPU device, an integrated GPU)."""
+    if info.type == "CPU":
+        return True
+    try:
+        return bool(info.cl_device.host_unified_memory)
+    except cl.Error:  # (deprecated since OpenCL 2.0: a driver may refuse the query)
+        return False
+
+
+def _shares_context(info):
+    """Whether `info` joins its platform's shared cl.Context (flag context_sharing)."""
+    return config.flags.context_sharing == "auto" and _host_memory(info)
+
+
+def _cl_context_for(info):
+    """The cl.Context of device `info`: its platform's shared one, or one of its own."""
+    if not _shares_context(info):
+        key = (info.platform_index, info.device_index)
+        if key not in _cl_contexts:
+            _cl_contexts[key] = cl.Context([info.cl_device])
+        return _cl_contexts[key]
+    key = (info.platform_index, None)
+    if key not in _cl_contexts:
+        devices = [d.cl_device for d in list_devices() if d.platform_index == info.platform_index
+                   and d.usable and _shares_context(d)]
+        _cl_contexts[key] = cl.Context(devices)
+    return _cl_contexts[key]
+
+
 def _context_for(info, log_name=None):
     with _lock:
         ctx = _by_device.get(info.name)
         new = ctx is None or (log_name is not None and log_name not in ctx.names)
         if ctx is None:
-            platform_ctx = _cl_contexts.get(info.platform_index)
-            if platform_ctx is None:
-                devices = [d.cl_device for d in list_devices()
-                           if d.platform_index == info.platform_index and d.usable]
-                platform_ctx = _cl_contexts[info.platform_index] = cl.Context(devices)
-            ctx = _by_device[info.name] = Context(info, platform_ctx)
+            ctx = _by_device[info.name] = Context(info, _cl_context_for(info))
         if new and config.flags.print_active_device:
             who = f"Mapped name {log_name} to device" if log_name else "Using device"
             print(f"{who} {info.name}: {info.describe()}", file=sys.stderr)

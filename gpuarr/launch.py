@@ -20,8 +20,8 @@ import pyopencl as cl
 
 from .memory import Storage
 
-__all__ = ["Launcher", "copy_buffer", "enqueue", "fill_buffer", "read_host", "record", "waits",
-           "write_host"]
+__all__ = ["Launcher", "copy_buffer", "enqueue", "fill_buffer", "host_copy", "read_host", "record",
+           "waits", "write_host"]
 
 _get_ident = threading.get_ident
 _claim_lock = threading.Lock()
@@ -211,3 +211,19 @@ def write_host(ctx, dst, host, offset, blocking=True):
     event = cl.enqueue_copy(queue, dst.buffer, host, dst_offset=offset,
                             wait_for=waits(queue, (), (dst,)), is_blocking=blocking)
     return record(event, queue, (), (dst,))
+
+
+def host_copy(queue, host, storage, offset, to_device, after=()):
+    """Enqueue (not waited for) a copy between the numpy array `host` and Storage `storage`
+    from byte `offset`, on `queue` (any queue of the storage's cl.Context): into the device
+    when `to_device`, else out of it; also after the events `after` (of that cl.Context).
+    The staged copies between contexts and processes use it."""
+    if to_device:
+        wait = [*(waits(queue, (), (storage,)) or ()), *after]
+        event = cl.enqueue_copy(queue, storage.buffer, host, dst_offset=offset,
+                                wait_for=wait or None, is_blocking=False)
+        return record(event, queue, (), (storage,))
+    wait = [*(waits(queue, (storage,)) or ()), *after]
+    event = cl.enqueue_copy(queue, host, storage.buffer, src_offset=offset,
+                            wait_for=wait or None, is_blocking=False)
+    return record(event, queue, (storage,))

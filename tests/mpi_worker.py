@@ -118,6 +118,71 @@ def _all_reduce_device(env, op, dtype, staging):
     check(env.comm.all_reduce(up(env, hosts[env.rank]), op), reduced(op, hosts))
 
 
+def _all_reduce_on_device(env, op, dtype, staging):
+    env.setup(staging, chunk_bytes=64, reduce_on="device")  # many chunks; uneven parts
+    hosts = all_data(env, 20, (5, 7), dtype)
+    check(env.comm.all_reduce(up(env, hosts[env.rank]), op), reduced(op, hosts))
+
+
+for _op in OPS:
+    for _dt in ("int8", "int64", "uint64", "float32", "float64"):
+        for _st in ("pinned", "shared"):
+            case(f"all_reduce-on-device-{_op}-{_dt}-{_st}", op=_op, dtype=_dt,
+                 staging=_st)(_all_reduce_on_device)
+
+
+@case("all_reduce-on-device-shapes-pinned", staging="pinned")
+@case("all_reduce-on-device-shapes-shared", staging="shared")
+def _on_device_shapes(env, staging):
+    import gpuarr as ga
+    env.setup(staging, chunk_bytes=40, reduce_on="device")
+    for seed, shape, dtype, op in ((21, (), "float64", "prod"), (22, (1,), "int32", "sum"),
+                                   (23, (0, 3), "float32", "sum"), (24, (7,), "complex64", "sum"),
+                                   (25, (2, 3), "complex128", "prod")):
+        hosts = all_data(env, seed, shape, dtype)
+        check(env.comm.all_reduce(up(env, hosts[env.rank]), op), reduced(op, hosts))
+    hosts = all_data(env, 26, (6, 8), "float32")  # strided source and dest, and in place
+    big = ga.zeros((4, 6, 3), "float32", context=env.ctx)
+    env.comm.all_reduce(up(env, hosts[env.rank])[::-1, ::2].T, "sum", dest=big[:, :, 1])
+    check(big[:, :, 1], reduced("sum", [h[::-1, ::2].T for h in hosts]))
+    np.testing.assert_array_equal(big[:, :, 0].get(), 0)
+    x = up(env, hosts[env.rank])
+    assert env.comm.all_reduce(x, "max", dest=x) is x
+    check(x, reduced("max", hosts))
+    env.setup(staging, chunk_bytes=4096, reduce_on="device")
+    big = all_data(env, 27, (30001,), "float32")  # several chunks of a realistic size
+    got = env.comm.all_reduce(up(env, big[env.rank]), "sum")
+    check(got, reduced("sum", big))
+    every = env.world.allgather(got.get())  # the same bits on every rank
+    assert all(np.array_equal(e, every[0]) for e in every)
+    # reduce_on: auto reduces on the device where its memory is not the host's
+    env.comm.reduce_on = "auto"
+    assert env.comm._on_device() == (not env.ctx.device.cl_device.host_unified_memory)
+    from gpuarr.errors import ArgumentError
+    env.comm.reduce_on = "gpu"
+    expect(ArgumentError, ["reduce_on", "'gpu'"], lambda: env.comm.all_reduce(x))
+    env.setup()
+    env.comm.staging = "nowhere"
+    expect(ArgumentError, ["staging", "'nowhere'", "'shared'"], lambda: env.comm.all_reduce(x))
+    env.setup()  # the communicator is still usable: every rank raised before any data moved
+    check(env.comm.all_reduce(x, "min"), reduced("min", [reduced("max", hosts)] * env.n))
+
+
+@case("reduce_scatter-on-device-pinned", staging="pinned")
+@case("reduce_scatter-on-device-shared", staging="shared")
+def _reduce_scatter_on_device(env, staging):
+    env.setup(staging, chunk_bytes=24, reduce_on="device")
+    n, r = env.n, env.rank
+    for op, dtype in (("sum", "float32"), ("prod", "int64"), ("max", "uint64"), ("min", "int8"),
+                      ("sum", "complex64")):
+        hosts = all_data(env, 28, (2 * n, 3), dtype)
+        got = env.comm.reduce_scatter(up(env, hosts[r]), op)
+        check(got, reduced(op, hosts)[2 * r:2 * r + 2])
+    hosts = all_data(env, 29, (3, 2 * n), "int32")  # F order splits the last axis
+    got = env.comm.reduce_scatter(up(env, np.asfortranarray(hosts[r])), "max")
+    check(got, reduced("max", hosts)[:, 2 * r:2 * r + 2])
+
+
 @case("all_reduce-aliases-and-opcodes")
 def _aliases(env):
     hosts = all_data(env, 3, (6,), "int32")

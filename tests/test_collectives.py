@@ -1,5 +1,8 @@
 """Collectives in one process: the ranks are contexts, two PoCL devices here (three in a
-subprocess with POCL_DEVICES='pthread pthread pthread'); numpy is the oracle."""
+subprocess with POCL_DEVICES='pthread pthread pthread'); numpy is the oracle. Each case runs
+on contexts that share a cl.Context (device copies) and on contexts of their own (flag
+context_sharing=never: chunks staged through pinned host memory, as between GPUs, in small
+chunks and few slots so that the pipeline runs long and reuses its slots)."""
 
 import os
 import pickle
@@ -8,11 +11,11 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import USABLE
+from conftest import USABLE, using_flags
 from mpi_worker import DTYPES, OPS, data, reduced
 
 import gpuarr as ga
-from gpuarr import collectives
+from gpuarr import collectives, staging
 from gpuarr.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -40,17 +43,38 @@ def platform_group(n):
 RANKS = [2, 3] if platform_group(3) else [2]
 
 
-@pytest.fixture(scope="module", params=RANKS, ids=[f"n{n}" for n in RANKS])
-def ctxs(request):
-    group = platform_group(request.param)
+SHARING = ["shared", "staged"]
+
+
+@pytest.fixture(scope="module", params=[(n, s) for n in RANKS for s in SHARING],
+                ids=[f"n{n}-{s}" for n in RANKS for s in SHARING])
+def ctxs(request, ctx):
+    # (`ctx` first: the session's context must not be made inside using_flags, which drops it)
+    n, sharing = request.param
+    group = platform_group(n)
     if group is None:
-        pytest.skip(f"needs {request.param} devices of one platform (test_three_devices runs "
+        pytest.skip(f"needs {n} devices of one platform (test_three_devices runs "
                     f"these with POCL_DEVICES='pthread pthread pthread')")
-    return [ga.init(d.name) for d in group]
+    if sharing == "shared":
+        yield [ga.init(d.name) for d in group]
+        return
+    with using_flags("context_sharing=never,print_active_device=False"):
+        ctxs = [ga.init(d.name) for d in group]
+        assert len({c.cl_context for c in ctxs}) == n
+        yield ctxs
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch):
+    """Staged chunks of 40 bytes (a partial item for 16-byte dtypes), two slots."""
+    monkeypatch.setattr(staging, "CHUNK_BYTES", 40)
+    monkeypatch.setattr(staging, "SLOTS", 2)
 
 
 @pytest.fixture(params=["tree", "ring"])
 def algo(request, monkeypatch):
+    """Shared contexts: a tree or a ring; staged: whole to every rank, or reduce-scatter
+    then all-gather."""
     monkeypatch.setattr(collectives, "RING_BYTES", 1 << 62 if request.param == "tree" else 0)
     return request.param
 
@@ -205,9 +229,9 @@ def test_reduce_scatter_shapes(ctxs):
         check([d], reduced("sum", hosts)[2 * r:2 * r + 2], [ctxs[r]])
 
 
-def test_through_the_host(ctxs, monkeypatch):
-    """Contexts of different platforms meet on the host (forced here: one platform works)."""
-    monkeypatch.setattr(collectives, "_one_platform", lambda ctxs: False)
+def test_staged_on_one_cl_context(ctxs, monkeypatch):
+    """The staged path also serves contexts of one cl.Context (forced here)."""
+    monkeypatch.setattr(collectives, "_one_cl_context", lambda ctxs: False)
     n = len(ctxs)
     hosts = rank_data(16, n, (n, 3), "float32")
     check(collectives.all_reduce(upload(hosts, ctxs), "max"), reduced("max", hosts), ctxs)

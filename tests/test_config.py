@@ -11,7 +11,8 @@ from gpuarr import config
 from gpuarr.errors import FlagError, GpuArrayError
 
 NO_RC = {"GPUARRRC": os.devnull}
-ALL_KEYS = ("assert_no_cpu_op", "blas_backend", "comm_timeout", "compile_cache_dir", "contexts",
+ALL_KEYS = ("assert_no_cpu_op", "blas_backend", "comm_timeout", "compile_cache_dir",
+            "context_sharing", "contexts",
             "device",
             "device_probe", "floatX", "force_device", "gemm_precision", "preallocate",
             "print_active_device", "profile", "tuning_dir")

@@ -350,6 +350,7 @@ BAD = {  # a bad value for every flag
     "preallocate": "inf", "print_active_device": "2", "compile_cache_dir": "a\0b",
     "tuning_dir": "\0", "blas_backend": "cuda", "gemm_precision": "fp16",
     "assert_no_cpu_op": "abort", "profile": "often", "device_probe": "gpu", "comm_timeout": "0",
+    "context_sharing": "always",
 }
 
 
