@@ -77,7 +77,8 @@ class HostFromGpu(_Move):
 
 
 class GpuToGpu(_Move):
-    """Another device to `ctx` (one copy within a platform)."""
+    """Another device to `ctx` (a device copy within a cl.Context, else staged in chunks
+    through pinned host memory: gpuarr.staging)."""
 
     @property
     def context_name(self):
