@@ -18,7 +18,9 @@ Two transports, one meaning:
   overlap the MPI traffic. Where the device's memory is host memory MPI reduces on the host
   (on PoCL that measured faster than device kernels); on GPUs all_reduce and reduce_scatter
   reduce on the device, MPI only moving the data (`GpuComm.reduce_on`; figures in
-  benchmarks/bench_collectives.py).
+  benchmarks/bench_collectives.py). GPU ranks of one host skip MPI's messages: their devices
+  copy chunks to and from a shared window of host memory (pinned for them) and reduce them
+  (`GpuComm.staging` 'shared'; benchmarks/multi_gpu_report.py measures it).
 
 Reductions are elementwise; all_gather concatenates and reduce_scatter splits the ranks' data
 in C order, along the first axis (F order and the last axis when every rank's array is
@@ -29,7 +31,9 @@ broadcast and all_gather move any dtype. Integer sums wrap as numpy's do.
 
 import atexit
 import contextlib
+import ctypes
 import functools
+import mmap
 import os
 import pickle
 import struct
@@ -592,11 +596,17 @@ CHUNK_BYTES = 1 << 20
 DEVICE_CHUNK_BYTES = 8 << 20
 # Devices that share the host's memory give MPI the mapped arrays from this size up.
 MAP_BYTES = 1 << 20
+# Shared windows come in multiples of this many bytes a rank, so that every rank's segment
+# starts on a page where the window does (pinning needs whole pages; 64 KiB covers the page
+# sizes of every platform).
+_WINDOW_ALIGN = 64 << 10
 _CTL_TAG = 1  # the tag of the messages on a GpuComm's control channel
 _AGREE_SLOT = 256  # bytes per rank of _agree's one all-gather (its records take ~100)
 # Every GpuComm made here, as its _Exit record: its peers hear when this process exits,
 # whether or not the GpuComm itself is still referenced (a dropped one is left for good).
 _EXITS = []
+# Every shared window made here, with its pinning buffers (released at exit, before MPI's).
+_WINDOWS = []
 # The pending requests of collectives given up on (a timeout, a failed rank), kept for the
 # job's life: MPI may still write into their buffers if a late rank joins.
 _ORPHANS = []
@@ -726,6 +736,9 @@ def _at_exit():
     MPI = sys.modules.get("mpi4py.MPI")
     if MPI is None or not MPI.Is_initialized() or MPI.Is_finalized():
         return
+    for window in list(_WINDOWS):  # (the driver lets go of the memory before MPI unmaps it)
+        with contextlib.suppress(Exception):
+            _unpin(window)
     sent = []
     for ex in _EXITS:
         with contextlib.suppress(Exception):
@@ -735,6 +748,29 @@ def _at_exit():
     while sent and time.monotonic() < end:
         sent = [r for r in sent if not r.Test()]
         time.sleep(0.001)
+
+
+def _shm_room():
+    """Bytes free in /dev/shm, where MPI's shared windows live (None: no /dev/shm here)."""
+    try:
+        st = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def _unpin(window):
+    """Release a shared window's pinning buffers (`GpuComm._pin`)."""
+    pins = window[2]
+    while pins:
+        pins.pop().release()
+
+
+def _free_window(window):
+    """Free a shared window: its pinning first, then the MPI window (collective)."""
+    _unpin(window)
+    _WINDOWS[:] = [w for w in _WINDOWS if w is not window]
+    window[0].Free()
 
 
 def _mismatch(infos, what):
@@ -796,15 +832,14 @@ class GpuComm:
     GpuComm then raises CommError on any use (abort the job, or make a new GpuComm).
     """
 
-    #: 'auto' maps device memory in place when the device shares the host's memory, else
-    #: stages chunks through pinned buffers; 'map' or 'pinned' force one. 'shared' (ranks of
-    #: one host): all_reduce and reduce_scatter reducing on the device move the data through
-    #: host memory the ranks share (an MPI shared window) instead of MPI messages, so no CPU
-    #: copies it: each rank's device writes its chunks there and the others' devices read them.
+    #: 'auto' maps device memory in place when the device shares the host's memory; on
+    #: other devices (GPUs) reducing on the device it takes 'shared' when every rank is on
+    #: one host, else stages chunks through pinned buffers. 'map', 'pinned' or 'shared' force
+    #: one. 'shared' (ranks of one host): all_reduce and reduce_scatter reducing on the device
+    #: move the data through host memory the ranks share (an MPI shared window, pinned for
+    #: each rank's device) instead of MPI messages: each rank's device writes its chunks
+    #: there and the others' devices read them; elsewhere it stages as 'pinned'.
     staging = "auto"
-    #: A callable(numpy uint8 array) that page-locks host memory for the devices' copies (e.g.
-    #: CUDA's cudaHostRegister, through CuPy), applied to the 'shared' window; None: pageable.
-    pin_host = None
     #: Where reductions run: 'host' (MPI's own), 'device' (MPI moves the data, kernels
     #: reduce it: all_reduce and reduce_scatter), or 'auto': the device unless its memory is
     #: the host's (there MPI's reduction measured faster, on PoCL).
@@ -851,7 +886,11 @@ class GpuComm:
         self.timeout = timeout
         self._pinned = None
         self._slot_busy = [None, None]  # the last copy out of each pinned slot
-        self._window = None  # staging 'shared': (MPI shared window, each rank's bytes)
+        # staging 'shared': (MPI shared window, each rank's bytes, the buffers pinning it)
+        self._window = None
+        local = comm.Split_type(_mpi().COMM_TYPE_SHARED)
+        self._one_host = local.size == comm.size  # (every rank sees the same)
+        local.Free()
         self._seq = 0  # the collectives this rank entered
         self._what = ""  # the one running now
         self._deadline = None
@@ -1287,7 +1326,7 @@ class GpuComm:
         """What every rank must agree on for the data paths (a bad value raises here, before
         any data moves)."""
         self._mode(0)
-        return {"reduce_on": self._on_device(), "staging": self.staging == "shared",
+        return {"reduce_on": self._on_device(), "staging 'shared'": self._mode(0) == "shared",
                 "chunk_bytes": self._chunk_bytes()}
 
     def _chunk_bytes(self):
@@ -1306,15 +1345,18 @@ class GpuComm:
         return self.reduce_on == "device"
 
     def _mode(self, nbytes):
-        """'map' (MPI on the mapped device memory) or 'pinned' (the staged pipeline)."""
+        """'map' (MPI on the mapped device memory), 'pinned' (the staged pipeline) or
+        'shared' (the shared window: device reductions on one host)."""
         if self.staging not in ("auto", "map", "pinned", "shared"):
             raise ArgumentError(f"GpuComm.staging must be 'auto', 'map', 'pinned' or 'shared', "
                                 f"not {self.staging!r}")
-        if self.staging == "auto":
+        if self.staging != "auto":
+            return self.staging
+        if self.context.device.cl_device.host_unified_memory:
             # Mapping costs four driver round trips, staging two: small messages stage.
-            unified = self.context.device.cl_device.host_unified_memory
-            return "map" if unified and nbytes >= MAP_BYTES else "pinned"
-        return self.staging
+            return "map" if nbytes >= MAP_BYTES else "pinned"
+        # (the shared window: no MPI messages, no CPU copies; one barrier a chunk)
+        return "shared" if self._one_host and self._on_device() else "pinned"
 
     def _pieces(self, host, call):
         """call(a, b) over the elements of `host` in pieces of chunk_bytes: MPI libraries
@@ -1426,6 +1468,9 @@ class GpuComm:
         it (MPI only moves data); the pieces are reduced in rank order (the same bits as
         any rank would get)."""
         comm, n, me, size = self.mpi_comm, self.count, self.rank, flat.dtype.itemsize
+        if n == 1:  # (the kernel below would combine flat with itself)
+            _copy(dest, flat)
+            return
         counts = [bounds[r + 1] - bounds[r] for r in range(n)]
         total = max(counts)
         per = min(max(1, self._chunk_bytes() // (size * 2 * n)), total)
@@ -1460,30 +1505,62 @@ class GpuComm:
                        reduce)
 
     def _shared_window(self, nbytes):
-        """Every rank's `nbytes` of the host memory the ranks share (an MPI shared window), as
-        uint8 arrays in rank order. Made, or made larger, by every rank inside the same
-        collective (its size follows agreed values), blocking: once per size."""
+        """Every rank's `nbytes` (at least) of the host memory the ranks share (an MPI shared
+        window), as uint8 arrays in rank order, pinned for this rank's device where it can be
+        (`_pin`). Made, or made larger, by every rank inside the same collective (its size
+        follows agreed values), blocking: once per size."""
         if self._window is not None and self._window[1][self.rank].size >= nbytes:
             return self._window[1]
         MPI, comm = _mpi(), self.mpi_comm
-        if self._window is None:
-            local = comm.Split_type(MPI.COMM_TYPE_SHARED)
-            spread = local.size != comm.size
-            local.Free()
-            if spread:
-                raise CommError(f"GpuComm.staging 'shared' needs every rank on one host; "
-                                f"these {comm.size} ranks span several (use 'pinned')")
-        else:
+        if not self._one_host:  # (every rank raises it: the GpuComm stays usable)
+            self._agreed = CommError(f"GpuComm.staging 'shared' needs every rank on one host; "
+                                     f"these {comm.size} ranks span several (use 'pinned')")
+            raise self._agreed
+        nbytes = -(-nbytes // _WINDOW_ALIGN) * _WINDOW_ALIGN  # every segment page aligned
+        held = 0 if self._window is None else self._window[1][0].size * comm.size
+        room = _shm_room()
+        fits = np.array([room is None or room + held >= nbytes * comm.size], np.int8)
+        self._progress([comm.Iallreduce(_mpi().IN_PLACE, fits, MPI.MIN)], fits)
+        if not fits[0]:  # (every rank raises it: the GpuComm stays usable)
+            self._agreed = CommError(
+                f"{self._label()}: GpuComm.staging 'shared' needs a shared window of "
+                f"{nbytes * comm.size} bytes ({comm.size} ranks x {nbytes}) but /dev/shm has "
+                f"{room} bytes free on some rank; make chunk_bytes smaller, /dev/shm larger, "
+                f"or use staging 'pinned'")
+            raise self._agreed
+        if self._window is not None:
             self.context.sync()  # nothing of ours may still read the old window
-            self._window[0].Free()
+            _free_window(self._window)
             self._window = None
         win = MPI.Win.Allocate_shared(nbytes, 1, comm=comm)
         views = [np.frombuffer(win.Shared_query(r)[0], np.uint8) for r in range(comm.size)]
-        if self.pin_host is not None:
-            for v in views:
-                self.pin_host(v)
-        self._window = (win, views)
+        self._window = (win, views, self._pin(views))
+        _WINDOWS.append(self._window)
         return views
+
+    def _pin(self, views):
+        """USE_HOST_PTR buffers of this rank's context over the window (one over all of it
+        where the ranks' segments are contiguous, else one per segment): the driver then
+        page-locks the memory, and copies between it and the device run at the pinned rate
+        (NVIDIA's OpenCL: 55 GB/s each way against 12 and 7 pageable). The copies still go
+        to and from the arrays; the buffers only hold the pinning. Unaligned memory, or a
+        driver that refuses, is left pageable: `[]`."""
+        addrs = [v.ctypes.data for v in views]
+        if any(a % mmap.PAGESIZE for a in addrs):
+            return []
+        if all(addrs[r] == addrs[0] + r * views[0].size for r in range(len(views))):
+            total = views[0].size * len(views)
+            views = [np.frombuffer((ctypes.c_ubyte * total).from_address(addrs[0]), np.uint8)]
+        flags = cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR
+        pins = []
+        try:
+            for v in views:
+                pins.append(cl.Buffer(self.context.cl_context, flags, hostbuf=v))
+        except cl.Error:
+            for b in pins:
+                b.release()
+            return []
+        return pins
 
     def _barrier(self):
         self._progress([self.mpi_comm.Ibarrier()])
@@ -1491,70 +1568,96 @@ class GpuComm:
     def _reduce_shared(self, flat, op, bounds, dest, out=None):
         """This rank's part of flat (bounds[rank]:bounds[rank + 1]) reduced over the ranks
         into `dest` by kernels, then (`out` given) every rank's reduced part into `out`,
-        through the shared window, chunk by chunk: the ranks' devices write their pieces to
-        the window, a barrier, each device reads its pieces of the others' and reduces them
-        in rank order; then each writes its reduced chunk, a barrier, the others read it.
-        A rank waits for its own reads of a slot before the barrier after which the slot is
-        written again."""
+        through the shared window in chunks of chunk_bytes per piece, one barrier a chunk.
+
+        Each rank's window segment has two slots (chunk k uses slot k % 2), each holding its
+        pieces of the others' parts, then its reduced chunk. Step t: wait for this rank's
+        copies of step t - 1, a barrier; then, on the copy queue, the pieces of chunk t + 1
+        out to the window and the reduced chunk t after its kernel; on the queue, the
+        others' pieces of chunk t in and the kernel reducing them (in rank order: the same
+        bits on every rank), then the others' reduced chunk t - 1 in. Copies out overlap
+        copies in. A slot is written again two barriers after it was read, and the copies
+        ordered here by hand are waited for before the call returns (the next collective
+        starts with every rank's agreement, so no rank writes the window before all read)."""
         ctx, n, me, dt = self.context, self.count, self.rank, flat.dtype
         size = dt.itemsize
         rq, wq = ctx.copy_queue, ctx.queue
+        if n == 1:
+            _copy(dest, flat)
+            return
         counts = [bounds[r + 1] - bounds[r] for r in range(n)]
         total = max(counts)
-        per = min(max(1, self._chunk_bytes() // (size * (n + 1))), total)
-        slot = (n + 1) * per  # n pieces out, then the reduced chunk
+        per = min(max(1, self._chunk_bytes() // size), total)
+        slot = n * per  # n - 1 pieces out, then the reduced chunk
         views = [v[:2 * slot * size].view(dt) for v in self._shared_window(2 * slot * size)]
-        scratch = GpuArray._empty(ctx, (2, n, per), dt)
+        scratch = GpuArray._empty(ctx, (2, max(n - 1, 1), per), dt)
         starts = range(0, total, per)
+        steps = len(starts)
 
         def cnt(r, a):
             return max(0, min(per, counts[r] - a))
 
-        def region(r, k, piece, c):
-            at = k % 2 * slot + piece * per
-            return views[r][at:at + c]
+        def place(holder, k, r):
+            """Where rank `holder`'s window holds its piece of part `r` of chunk k (r ==
+            holder: its reduced chunk)."""
+            at = k % 2 * slot + (n - 1 if r == holder else r - (r > holder)) * per
+            return views[holder][at:at + cnt(r, starts[k])]
 
-        def send(k):
+        def copy(q, host, storage, offset, to_device, after):
+            if to_device:
+                return cl.enqueue_copy(q, storage.buffer, host, dst_offset=offset,
+                                       wait_for=after or None, is_blocking=False)
+            return cl.enqueue_copy(q, host, storage.buffer, src_offset=offset,
+                                   wait_for=after or None, is_blocking=False)
+
+        flat_after = waits(rq, (flat.storage,)) or []
+        out_after = [] if out is None else waits(wq, (), (out.storage,)) or []
+
+        def pieces_out(k):
             a = starts[k]
-            events = [host_copy(rq, region(me, k, p, cnt(p, a)), flat.storage,
-                                flat.offset + (bounds[p] + a) * size, False)
-                      for p in range(n) if p != me and cnt(p, a)]
-            rq.flush()
-            return events
+            return [copy(rq, place(me, k, p), flat.storage, flat.offset + (bounds[p] + a) * size,
+                         False, flat_after) for p in range(n) if p != me and cnt(p, a)]
 
-        sent, read_pieces, read_results = send(0), [], []
+        pending = pieces_out(0)
+        rq.flush()
         try:
-            for k, a in enumerate(starts):
-                m = cnt(me, a)
-                _wait_all(sent + read_pieces)
-                self._barrier()  # every rank's pieces of chunk k are in the window
-                sent = send(k + 1) if k + 1 < len(starts) else []
-                read_pieces = [host_copy(wq, region(r, k, me, m), scratch.storage,
-                                         scratch.offset + (k % 2 * n + r) * per * size, True)
-                               for r in range(n) if r != me and m]
-                if m:
-                    vals = [flat[bounds[me] + a:bounds[me] + a + m] if r == me
-                            else scratch[k % 2, r, :m] for r in range(n)]
-                    acc = vals[0]
-                    for v in vals[1:-1]:  # (dest may be this rank's part of flat)
-                        acc = _combine(op, acc, v)
-                    _combine(op, acc, vals[-1], dest[a:a + m])
-                wq.flush()
-                if out is None:
-                    continue
-                mine = [host_copy(rq, region(me, k, n, m), out.storage,
-                                  out.offset + (bounds[me] + a) * size, False)] if m else []
-                rq.flush()
-                _wait_all(mine + read_results)
-                self._barrier()  # every rank's reduced chunk k is in the window
-                read_results = [host_copy(wq, region(r, k, n, cnt(r, a)), out.storage,
-                                          out.offset + (bounds[r] + a) * size, True)
+            for t in range(steps + (out is not None)):
+                _wait_all(pending)
+                self._barrier()  # chunk t's pieces, chunk t - 1's results: in every window
+                pending = pieces_out(t + 1) if t + 1 < steps else []
+                if t < steps:
+                    a = starts[t]
+                    m = cnt(me, a)
+                    if m:
+                        others = [r for r in range(n) if r != me]
+                        for j, r in enumerate(others):
+                            pending.append(copy(
+                                wq, place(r, t, me), scratch.storage,
+                                scratch.offset + ((t % 2 * (n - 1) + j) * per) * size, True,
+                                []))
+                        vals = [flat[bounds[me] + a:bounds[me] + a + m] if r == me
+                                else scratch[t % 2, others.index(r), :m] for r in range(n)]
+                        acc = vals[0]
+                        for v in vals[1:-1]:  # (dest may be this rank's part of flat)
+                            acc = _combine(op, acc, v)
+                        _combine(op, acc, vals[-1], dest[a:a + m])
+                        if out is not None:
+                            pending.append(copy(rq, place(me, t, me), dest.storage,
+                                                dest.offset + a * size, False,
+                                                [dest.storage.event]))
+                if t and out is not None:
+                    a = starts[t - 1]
+                    pending += [copy(wq, place(r, t - 1, r), out.storage,
+                                     out.offset + (bounds[r] + a) * size, True, out_after)
                                 for r in range(n) if r != me and cnt(r, a)]
+                rq.flush()
                 wq.flush()
-            _wait_all(read_pieces + read_results)
-        finally:
-            _wait_all(sent)
-        self._barrier()  # every rank's reads are done: the next collective may write
+            _wait_all(pending)
+            pending = []
+        finally:  # (after an error: nothing of ours still reads or writes the window)
+            for e in pending:
+                with contextlib.suppress(cl.Error):
+                    e.wait()
 
     def _gather_parts(self, out, bounds):
         """Every rank's part out[bounds[r]:bounds[r + 1]] into every rank's out, in chunks."""

@@ -183,6 +183,34 @@ def _reduce_scatter_on_device(env, staging):
     check(got, reduced("max", hosts)[:, 2 * r:2 * r + 2])
 
 
+@case("shared-window-pinned-grows-and-refuses")
+def _shared_window(env):
+    """The shared window: pinned by a USE_HOST_PTR buffer (PoCL takes them too), made larger
+    as messages grow (in place and not, uneven parts, many chunks: the pipeline's slots),
+    and refused on every rank, the communicator still usable, when /dev/shm is too small."""
+    from gpuarr import collectives
+    from gpuarr.errors import CommError
+    env.setup("shared", chunk_bytes=256, reduce_on="device")
+    for seed, size in ((30, 7), (31, 1001), (32, 20000)):
+        hosts = all_data(env, seed, (size,), "float32")
+        check(env.comm.all_reduce(up(env, hosts[env.rank]), "sum"), reduced("sum", hosts))
+        x = up(env, hosts[env.rank])
+        assert env.comm.all_reduce(x, "sum", dest=x) is x
+        check(x, reduced("sum", hosts))
+    _, views, pins = env.comm._window
+    assert pins, "the shared window is not pinned"
+    assert all(v.ctypes.data % 4096 == 0 and v.size % 4096 == 0 for v in views)
+    env.comm.chunk_bytes = 1 << 20  # a larger window, which /dev/shm cannot hold
+    real = collectives._shm_room
+    collectives._shm_room = lambda: 0
+    try:
+        expect(CommError, ["'shared'", "/dev/shm", "bytes free"],
+               lambda: env.comm.all_reduce(up(env, hosts[env.rank]), "sum"))
+    finally:
+        collectives._shm_room = real
+    check(env.comm.all_reduce(up(env, hosts[env.rank]), "max"), reduced("max", hosts))
+
+
 @case("all_reduce-aliases-and-opcodes")
 def _aliases(env):
     hosts = all_data(env, 3, (6,), "int32")
