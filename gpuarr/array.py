@@ -59,6 +59,35 @@ class GpuArray(ArrayApiMethods, ArrayFunctionProtocol, IndexingMethods, Reductio
                concrete=True):
     """An n-d array on an OpenCL device. Create one with `empty`, `asarray`, `zeros`, ...
 
+    It has numpy's layout (shape, strides in bytes, offset, dtype; views share storage)
+    and belongs to one context (`x.context`, also `x.device`). Operations enqueue on that
+    context's queue and return at once; `get()`, `np.asarray(x)`, `print(x)` and
+    `float(x)` wait for the data, `sync()` waits without copying.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The shape of a new, uninitialised array (as `empty`).
+    dtype : dtype, optional
+        Default: the flag floatX (float32 unless set).
+    order : {'C', 'F'}
+        Memory layout.
+    context : str, Context or None
+        A context name, a Context, or None for the default context.
+
+    Examples
+    --------
+    >>> x = ga.asarray(np.arange(6.0).reshape(2, 3))
+    >>> x.shape, x.dtype, x.strides
+    ((2, 3), dtype('float64'), (24, 8))
+    >>> x.T.flags.f_contiguous                      # a view
+    True
+    >>> (x + 1).get()
+    array([[1., 2., 3.],
+           [4., 5., 6.]])
+
+    Notes
+    -----
     Where its methods come from (earlier bases win where two define a name):
 
     - ArrayApiMethods (array_api.py): device, to_device, mT, __array_namespace__,

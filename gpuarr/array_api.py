@@ -136,13 +136,26 @@ def astype(x, dtype, /, *, copy=True, device=None):
 # ---------------------------------------------------------------- creation
 
 def eye(N, M=None, k=0, dtype=None, order="C", context=None, *, device=None):
-    """Ones on the k-th diagonal, zeros elsewhere (dtype defaults to floatX)."""
+    """Ones on the k-th diagonal, zeros elsewhere (dtype defaults to floatX).
+
+    Examples
+    --------
+    >>> ga.eye(2, 3, k=1).get()
+    array([[0., 1., 0.],
+           [0., 0., 1.]], dtype=float32)
+    """
     return manipulation.eye(N, M, k, dtype, order, device_context(context, device))
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
              context=None, device=None):
-    """`num` evenly spaced samples from start to stop (see gpuarr.manipulation.linspace)."""
+    """`num` evenly spaced samples from start to stop (see gpuarr.manipulation.linspace).
+
+    Examples
+    --------
+    >>> ga.linspace(0, 1, 5).get()                  # floatX from Python numbers
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
+    """
     return manipulation.linspace(start, stop, num, endpoint, retstep, dtype, axis,
                                  context=device_context(context, device))
 
@@ -168,7 +181,15 @@ def _no_bound(dt, low):
 
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     """numpy.clip, and the standard's clip(x, /, min=None, max=None): a None bound is no
-    bound. One kernel per dtype serves both bounds, one of them or none."""
+    bound. One kernel per dtype serves both bounds, one of them or none.
+
+    Examples
+    --------
+    >>> ga.clip(ga.asarray(np.arange(5)), 1, 3).get()
+    array([1, 1, 2, 3, 3])
+    >>> ga.clip(ga.asarray(np.arange(5.0)), max=2.0).get()
+    array([0., 1., 2., 2., 2.])
+    """
     if min is not None:
         if a_min is not None:
             raise ArgumentTypeError("clip: pass a_min or min, not both")
@@ -285,14 +306,25 @@ def unique_all(x, /):
 
 
 def unique_counts(x, /):
+    """The Array API's unique_counts: (values, counts), values sorted, NaNs distinct.
+
+    >>> import gpuarr as ga
+    >>> r = ga.unique_counts(ga.asarray([3, 1, 3, 3]))
+    >>> r.values.get(), r.counts.get()
+    (array([1, 3]), array([1, 3]))
+    """
     return UniqueCountsResult(*_unique(x, return_counts=True))
 
 
 def unique_inverse(x, /):
+    """The Array API's unique_inverse: (values, inverse_indices); values sorted, NaNs
+    distinct, and `values[inverse_indices]` rebuilds `x` (inverse_indices has x's shape)."""
     return UniqueInverseResult(*_unique(x, return_inverse=True))
 
 
 def unique_values(x, /):
+    """The Array API's unique_values: the sorted unique values of `x` (flattened); NaNs
+    are distinct, as the standard asks."""
     return _unique(x)
 
 
@@ -300,7 +332,18 @@ def unique_values(x, /):
 
 def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
     """numpy.sort (always stable), and the standard's descending=: equal elements keep their
-    order, NaNs come first."""
+    order, NaNs come first.
+
+    Examples
+    --------
+    >>> x = ga.asarray(np.array([[3, 1, 2], [0, 5, 4]]))
+    >>> ga.sort(x).get()
+    array([[1, 2, 3],
+           [0, 4, 5]])
+    >>> ga.sort(x, axis=0, descending=True).get()
+    array([[3, 5, 4],
+           [0, 1, 2]])
+    """
     if not descending:
         return sorting.sort(a, axis, kind, order, stable=stable)
     a = asarray(a)
@@ -331,9 +374,12 @@ class Info:
     Devices are gpuarr Contexts."""
 
     def capabilities(self):
+        """Boolean indexing and data-dependent shapes: both supported."""
         return {"boolean indexing": True, "data-dependent shapes": True}
 
     def default_device(self):
+        """The default context (flag `device`; else the first GPU, else the first usable
+        device)."""
         return get_context()
 
     def default_dtypes(self, *, device=None):
@@ -348,6 +394,7 @@ class Info:
                 "integral": DTYPES["int64"], "indexing": DTYPES["int64"]}
 
     def devices(self):
+        """The contexts of every usable device, in platform/device order."""
         return [get_context(d.name) for d in list_devices() if d.usable]
 
     def dtypes(self, *, device=None, kind=None):
@@ -362,6 +409,8 @@ class Info:
 
 
 def __array_namespace_info__():
+    """The Array API's inspection object (`Info`): capabilities, default device and
+    dtypes, the usable devices (as Contexts) and the dtypes each holds."""
     return Info()
 
 

@@ -321,6 +321,42 @@ class ElemwiseKernel:
 
     Arrays are read and written as name[i], i being the flat index of the element in the
     broadcast shape of all array arguments; scalars are kernel arguments.
+
+    Parameters
+    ----------
+    arguments : str
+        OpenCL C argument list: `type *name` is an array (a GpuArray of exactly that
+        dtype), `type name` a scalar converted to that type at each call. Types: `char`,
+        `uchar`, `short`, `ushort`, `int`, `uint`, `long`, `ulong`, `half`, `float`,
+        `double`, `float2`, `double2`.
+    operation : str
+        OpenCL C statement(s) run once per element, reading and writing `name[i]`.
+    name : str
+        The kernel's name in errors and build logs.
+    preamble : str
+        OpenCL C placed before the kernel (helper functions, macros).
+    context : Context, optional
+        Only arrays of this context are accepted (default: any; the kernel is built once
+        per context it meets).
+
+    Raises
+    ------
+    ArgumentError
+        An argument that does not parse, a reserved name (`i`, `ga_*`, `in<k>*`,
+        `out<k>*`), no array argument, or a call with the wrong number of values.
+    ArgumentTypeError
+        A call whose array is not a GpuArray of the declared dtype.
+    ShapeError
+        Array arguments that do not broadcast together.
+
+    Examples
+    --------
+    >>> k = ga.ElemwiseKernel("float *x, float a, float *y", "y[i] = a * x[i] + 1")
+    >>> x = ga.asarray(np.arange(4, dtype=np.float32))
+    >>> y = ga.empty(4, dtype=np.float32)
+    >>> _ = k(x, 2.0, y)
+    >>> y.get()
+    array([1., 3., 5., 7.], dtype=float32)
     """
 
     def __init__(self, arguments, operation, name="kernel", preamble="", context=None):

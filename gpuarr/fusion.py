@@ -195,7 +195,33 @@ class Fused:
 
 
 def fuse(fn=None):
-    """Decorator: run `fn` (written with gpuarr/numpy ufuncs) as one elementwise kernel."""
+    """Decorator: run `fn` (written with gpuarr/numpy ufuncs) as one elementwise kernel.
+
+    `fn` takes arrays and scalars and returns one array or a tuple of arrays, built from
+    ufuncs, operators and `where`. It is traced once per input dtypes and pattern of scalar
+    arguments; scalars become kernel arguments, so new values reuse the kernel. Inputs
+    broadcast as in numpy, result dtypes are numpy's for the same calls.
+
+    Parameters
+    ----------
+    fn : callable
+        The function to fuse; `fuse()` with no argument returns the decorator.
+
+    Returns
+    -------
+    Fused
+        A callable: arrays (GpuArrays of one context; numpy arrays are copied there) and
+        scalars in, new GpuArrays out.
+
+    Examples
+    --------
+    >>> @ga.fuse
+    ... def axpy(a, x, y):
+    ...     return a * x + y
+    >>> x = ga.asarray(np.arange(3, dtype=np.float32))
+    >>> axpy(2.0, x, x).get()
+    array([0., 3., 6.], dtype=float32)
+    """
     if fn is None:
         return fuse
     return Fused(fn)

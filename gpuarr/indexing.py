@@ -669,7 +669,20 @@ def _flat(a):
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):
-    """numpy.take: elements of `a` at `indices` along `axis` (of the flattened array if None)."""
+    """numpy.take: elements of `a` at `indices` along `axis` (of the flattened array if None).
+
+    Indices are checked on the device: with mode='raise' (the default) one out of range
+    raises IndexError and nothing is read through it; 'wrap' and 'clip' as numpy's.
+
+    Examples
+    --------
+    >>> x = ga.asarray(np.arange(10.0, 16.0).reshape(2, 3))
+    >>> ga.take(x, [2, 0]).get()
+    array([12., 10.])
+    >>> ga.take(x, ga.asarray([2, 0]), axis=1).get()
+    array([[12., 10.],
+           [15., 13.]])
+    """
     a = _as_array(a)
     m = _check_mode(mode)
     if axis is None:
@@ -746,7 +759,15 @@ def take_along_axis(arr, indices, axis):
 
 
 def put(a, ind, v, mode="raise"):
-    """numpy.put: a.flat[ind] = v, v repeated as needed; a is changed in place."""
+    """numpy.put: a.flat[ind] = v, v repeated as needed; a is changed in place.
+
+    Examples
+    --------
+    >>> z = ga.zeros(5, dtype=np.int64)
+    >>> ga.put(z, [0, 2], [7, 8])
+    >>> z.get()
+    array([7, 0, 8, 0, 0])
+    """
     if not isinstance(a, ArrayBase):
         raise ArgumentTypeError(f"put needs a GpuArray to write into, not {type(a).__name__}")
     a._check_writeable()
@@ -769,7 +790,16 @@ def put(a, ind, v, mode="raise"):
 
 
 def nonzero(a):
-    """numpy.nonzero: a tuple of int64 arrays, the coordinates of the nonzero elements."""
+    """numpy.nonzero: a tuple of int64 arrays, the coordinates of the nonzero elements.
+
+    The mask is compacted on the device; only the count of nonzeros is read back.
+
+    Examples
+    --------
+    >>> rows, cols = ga.nonzero(ga.asarray(np.eye(2)))
+    >>> rows.get(), cols.get()
+    (array([0, 1]), array([0, 1]))
+    """
     a = _as_array(a)
     if a.ndim == 0:
         raise ArgumentError("Calling nonzero on 0d arrays is not allowed. Use "
@@ -793,7 +823,15 @@ def flatnonzero(a):
 
 
 def compress(condition, a, axis=None, out=None):
-    """numpy.compress: the slices of `a` along `axis` where `condition` is true."""
+    """numpy.compress: the slices of `a` along `axis` where `condition` is true.
+
+    Examples
+    --------
+    >>> a = ga.asarray(np.arange(6).reshape(2, 3))
+    >>> ga.compress(ga.asarray([True, False, True]), a, axis=1).get()
+    array([[0, 2],
+           [3, 5]])
+    """
     a = _as_array(a)
     if isinstance(condition, ArrayBase):
         if condition.ndim != 1:

@@ -170,7 +170,31 @@ def _check_cast(srcs, dst, casting):
 # ---------------------------------------------------------------- joining
 
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """Join arrays along an existing axis (axis=None: of the flattened arrays)."""
+    """Join arrays along an existing axis (axis=None: of the flattened arrays).
+
+    Parameters
+    ----------
+    arrays : sequence of GpuArray or array_like
+        Same shape but along `axis`; host arrays are copied to the first GpuArray's context.
+    axis : int or None
+    out : GpuArray, optional
+        The result's destination, of the result's shape.
+    dtype, casting
+        As numpy's: the result dtype (default: numpy's promotion of the inputs) and the
+        casting rule to it. Only one of `out` and `dtype`.
+
+    Returns
+    -------
+    GpuArray
+
+    Examples
+    --------
+    >>> a = ga.asarray(np.ones((2, 2)))
+    >>> ga.concatenate([a, np.zeros((1, 2))]).get()
+    array([[1., 1.],
+           [1., 1.],
+           [0., 0.]])
+    """
     if out is not None and dtype is not None:
         raise ArgumentTypeError("concatenate() only takes `out` or `dtype` as an argument, "
                                 "but both were provided.")
@@ -223,7 +247,15 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """Join arrays of one shape along a new axis."""
+    """Join arrays of one shape along a new axis (`out`, `dtype`, `casting` as
+    `concatenate`).
+
+    Examples
+    --------
+    >>> a = ga.asarray(np.arange(3.0))
+    >>> ga.stack([a, a], axis=1).shape
+    (3, 2)
+    """
     arrays, _ = _operands(_sequence(arrays), out)
     if not arrays:
         raise ArgumentError("need at least one array to stack")
@@ -324,7 +356,32 @@ def array_split(ary, indices_or_sections, axis=0):
 
 
 def split(ary, indices_or_sections, axis=0):
-    """array_split, requiring sections to divide the axis evenly."""
+    """array_split, requiring sections to divide the axis evenly.
+
+    Parameters
+    ----------
+    ary : GpuArray or array_like
+    indices_or_sections : int or sequence of int
+        A number of equal sections, or the indices where the axis is cut.
+    axis : int
+
+    Returns
+    -------
+    list of GpuArray
+        Views of `ary`.
+
+    Raises
+    ------
+    ValueError
+        A number of sections that does not divide the axis.
+
+    Examples
+    --------
+    >>> [p.get() for p in ga.split(ga.asarray(np.arange(6.0)), 3)]
+    [array([0., 1.]), array([2., 3.]), array([4., 5.])]
+    >>> [p.shape for p in ga.split(ga.asarray(np.arange(6.0)), [1, 4])]
+    [(1,), (3,), (2,)]
+    """
     a = asarray(ary)
     if not _has_len(indices_or_sections):
         sections = _index(indices_or_sections, "number of sections")
@@ -362,7 +419,14 @@ def dsplit(ary, indices_or_sections):
 # ---------------------------------------------------------------- repeating
 
 def tile(A, reps):
-    """`A` repeated `reps` times along each axis (one broadcast copy)."""
+    """`A` repeated `reps` times along each axis (one broadcast copy).
+
+    Examples
+    --------
+    >>> ga.tile(ga.asarray(np.array([1, 2])), (2, 2)).get()
+    array([[1, 2, 1, 2],
+           [1, 2, 1, 2]])
+    """
     a = asarray(A)
     try:
         tup = tuple(reps)
@@ -385,7 +449,14 @@ def tile(A, reps):
 
 def repeat(a, repeats, axis=None):
     """Each element repeated `repeats` times (a count, or one per element along `axis`);
-    axis=None repeats the flattened array."""
+    axis=None repeats the flattened array.
+
+    Examples
+    --------
+    >>> a = ga.asarray(np.array([1, 2]))
+    >>> ga.repeat(a, 2).get(), ga.repeat(a, [1, 3]).get()
+    (array([1, 1, 2, 2]), array([1, 2, 2, 2]))
+    """
     a = asarray(a)
     if axis is None:
         a = _ravel(a)
@@ -540,7 +611,13 @@ def flipud(m):
 
 
 def roll(a, shift, axis=None):
-    """Elements shifted along `axis` (the flattened array when None), wrapping around."""
+    """Elements shifted along `axis` (the flattened array when None), wrapping around.
+
+    Examples
+    --------
+    >>> ga.roll(ga.asarray(np.arange(5)), 2).get()
+    array([3, 4, 0, 1, 2])
+    """
     a = asarray(a)
     if axis is None:
         return roll(_ravel(a), shift, 0).reshape(a.shape)
@@ -634,7 +711,14 @@ def _as_pairs(x, ndim, as_index=False):
 
 def pad(array, pad_width, mode="constant", **kwargs):
     """numpy.pad for modes constant (constant_values=), edge, reflect, symmetric, wrap and
-    empty; pad_width as an int, a pair, one pair per axis, or a dict {axis: width}."""
+    empty; pad_width as an int, a pair, one pair per axis, or a dict {axis: width}.
+
+    Examples
+    --------
+    >>> a = ga.asarray(np.array([1, 2]))
+    >>> ga.pad(a, (1, 2)).get(), ga.pad(a, 1, mode="edge").get()
+    (array([0, 1, 2, 0, 0]), array([1, 1, 2, 2]))
+    """
     a = asarray(array)
     if isinstance(pad_width, dict):
         seq = [(0, 0)] * a.ndim
@@ -806,7 +890,15 @@ def identity(n, dtype=None, context=None):
 # ---------------------------------------------------------------- grids and ranges
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    """Coordinate arrays from 1-d coordinate vectors (a tuple), as numpy.meshgrid."""
+    """Coordinate arrays from 1-d coordinate vectors (a tuple), as numpy.meshgrid.
+
+    Examples
+    --------
+    >>> xx, yy = ga.meshgrid(ga.asarray(np.arange(3)), ga.asarray(np.arange(2)))
+    >>> xx.shape, yy.get()
+    ((2, 3), array([[0, 0, 0],
+           [1, 1, 1]]))
+    """
     if indexing not in ("xy", "ij"):
         raise ArgumentError(f"Valid values for `indexing` are 'xy' and 'ij', not {indexing!r}.")
     arrays, _ = _operands(xi)

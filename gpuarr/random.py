@@ -162,7 +162,14 @@ def _is_array(value):
 
 
 class Generator:
-    """numpy's Generator interface on a Philox stream; draws land on `context`."""
+    """numpy's Generator interface on a Philox stream; draws land on `context`.
+
+    Methods as numpy's: `random`, `uniform`, `normal`, `standard_normal`,
+    `standard_exponential`, `exponential`, `integers`, `permutation`, `shuffle`, `choice`,
+    `spawn`; each takes `size` and, for floats, `dtype` (float32 or float64). The numbers
+    depend on the seed only, never on the device (Philox4x32-10, counter-based), but they
+    are not numpy's: numpy's Philox draws are transformed differently.
+    """
 
     def __init__(self, bit_generator=None, context=None):
         self._bit_generator = (bit_generator if isinstance(bit_generator, Philox)
@@ -469,7 +476,17 @@ def _check_scale(scale):
 
 def default_rng(seed=None, context=None):
     """A Generator on a new Philox stream of `seed` (None: fresh entropy from the OS; an int,
-    a sequence of ints or a SeedSequence), drawing on `context` (None: the default one)."""
+    a sequence of ints or a SeedSequence), drawing on `context` (None: the default one).
+
+    Examples
+    --------
+    >>> rng = ga.random.default_rng(42)
+    >>> u = rng.random((2, 3), dtype=np.float32)
+    >>> u.shape, u.dtype, bool(((u.get() >= 0) & (u.get() < 1)).all())
+    ((2, 3), dtype('float32'), True)
+    >>> bool((ga.random.default_rng(42).random(3) == ga.random.default_rng(42).random(3)).all())
+    True
+    """
     if isinstance(seed, Generator):
         return seed if context is None else Generator(seed.bit_generator, context)
     return Generator(Philox(seed), context)

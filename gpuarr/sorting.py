@@ -387,7 +387,16 @@ def _search_dtype(a_dtype, v):
 
 def searchsorted(a, v, side="left", sorter=None):
     """Indices where the elements of `v` would go in the sorted 1-d `a` (or `a[sorter]`):
-    the first position whose element is >= v ('left') or > v ('right'). int64, v's shape."""
+    the first position whose element is >= v ('left') or > v ('right'). int64, v's shape.
+
+    Examples
+    --------
+    >>> a = ga.asarray(np.array([1.0, 2.0, 2.0, 5.0]))
+    >>> ga.searchsorted(a, ga.asarray([2.0, 6.0])).get()
+    array([1, 4])
+    >>> ga.searchsorted(a, 2.0, side="right").get()
+    array(3)
+    """
     a = _as_gpu(a)
     ctx = a.context
     if a.ndim != 1:
@@ -440,7 +449,25 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """The sorted unique elements of the flattened `ar`, and optionally the index of each
     one's first occurrence, the inverse (in `ar`'s shape) and the counts, as numpy 2
     (equal_nan=True: all NaNs are one value; sorted=False is taken, the result is sorted
-    anyway). Reads the number of unique values back."""
+    anyway). Reads the number of unique values back.
+
+    Returns
+    -------
+    GpuArray or tuple of GpuArray
+        The values, then the first-occurrence indices, the inverse and the counts that
+        were asked for (int64), in that order.
+
+    Raises
+    ------
+    UnsupportedError
+        `axis` other than None.
+
+    Examples
+    --------
+    >>> values, counts = ga.unique(ga.asarray([3, 1, 3, 2, 3]), return_counts=True)
+    >>> values.get(), counts.get()
+    (array([1, 2, 3]), array([1, 1, 3]))
+    """
     if axis is not None:
         raise UnsupportedError(f"unique(axis={axis!r}) is not supported: gpuarr's unique works "
                                f"on the flattened array only (axis=None)")

@@ -48,7 +48,48 @@ _WEAK_VALUES = {int: 0, float: 0.0, complex: 0j, bool: False}
 
 
 class Ufunc:
-    """A numpy ufunc on GpuArrays: `ga.add(x, y, out=None, dtype=None, casting=..., where=True)`."""
+    """A numpy ufunc on GpuArrays: `ga.add(x, y, out=None, dtype=None, casting=..., where=True)`.
+
+    Calling one runs one elementwise kernel on the operands' context. Operands are
+    GpuArrays, numpy arrays (copied to the device) or scalars; they broadcast and promote
+    as numpy 2 does (NEP 50: Python scalars are weak, so `int8_array + 1` stays int8).
+    Scalars are kernel arguments: `x + 1` and `x + 2` share one kernel.
+
+    Parameters
+    ----------
+    *args : GpuArray, numpy array or scalar
+        `nin` operands.
+    out : GpuArray, optional
+        Where to write the result (it may overlap the inputs).
+    dtype : dtype, optional
+        The output dtype numpy's loop resolution is asked for.
+    casting : str
+        numpy's casting rule for the inputs and `out` (default 'same_kind').
+    where : GpuArray of bool or True
+        Elements where False keep `out`'s value (uninitialised without `out`).
+
+    Returns
+    -------
+    GpuArray
+        A new array, or `out`.
+
+    Raises
+    ------
+    UnsupportedError
+        A dtype the ufunc has no loop for (numpy's resolution fails, or gpuarr lacks it).
+    ShapeError
+        Operands that do not broadcast.
+
+    Examples
+    --------
+    >>> x = ga.asarray(np.array([1, 2, 3], dtype=np.int8))
+    >>> (x + 1).dtype                             # a Python scalar is weak
+    dtype('int8')
+    >>> ga.add(x, x, dtype=np.float32).get()
+    array([2., 4., 6.], dtype=float32)
+    >>> ga.maximum(x, 2).get()
+    array([2, 2, 3], dtype=int8)
+    """
 
     def __init__(self, name, np_ufunc, kind_input=0, nin=None):
         self.__name__ = self.name = name
@@ -56,7 +97,10 @@ class Ufunc:
         self.nin = nin or np_ufunc.nin
         self.kind_input = kind_input
         self._resolved = {}
-        self.__doc__ = f"numpy.{name} on GpuArrays (see numpy's documentation)."
+        self.__doc__ = (f"numpy.{name} on GpuArrays, {self.nin} operand(s): numpy's "
+                        "arguments (out=, dtype=, casting=, where=), promotion and "
+                        f"broadcasting; returns a new GpuArray, or out. numpy.{name}'s "
+                        "documentation describes the function.")
 
     def __repr__(self):
         return f"<gpuarr ufunc {self.name!r}>"
@@ -486,7 +530,28 @@ _OPERANDS = (ArrayBase, Symbol, numbers.Number, np.generic, np.ndarray)
 # ---------------------------------------------------------------- ufunc-like functions
 
 def where(condition, x=None, y=None):
-    """x where condition holds, else y (numpy's dtype rule); where(cond) alone is nonzero."""
+    """x where condition holds, else y (numpy's dtype rule); where(cond) alone is nonzero.
+
+    Parameters
+    ----------
+    condition : GpuArray or array_like of bool
+    x, y : GpuArray, array_like or scalar
+        Values taken where `condition` is True, and False; all three broadcast.
+
+    Returns
+    -------
+    GpuArray or tuple of GpuArray
+        The selection, of numpy's result dtype for x and y; with `condition` alone, the
+        tuple of int64 index arrays `nonzero(condition)` gives.
+
+    Examples
+    --------
+    >>> x = ga.asarray(np.arange(5.0))
+    >>> ga.where(x > 2, x, -1.0).get()
+    array([-1., -1., -1.,  3.,  4.])
+    >>> ga.where(x > 2)[0].get()
+    array([3, 4])
+    """
     if x is None and y is None:
         return nonzero(condition)
     if x is None or y is None:
@@ -527,7 +592,13 @@ def _as_array(x):
 
 
 def round(a, decimals=0, out=None):
-    """Round half to even to `decimals` places, as numpy.round."""
+    """Round half to even to `decimals` places, as numpy.round.
+
+    Examples
+    --------
+    >>> ga.around(ga.asarray(np.array([0.5, 1.5, 2.5]))).get()
+    array([0., 2., 2.])
+    """
     a = _as_array(a)
     if a.dtype.kind in "biu":
         if decimals >= 0:

@@ -95,6 +95,7 @@ def dimshuffle(x, *pattern):
 
 
 def transpose(x, axes=None):
+    """`x` with its axes reversed, or permuted as `axes` says (a dimshuffle, no copy)."""
     x = as_variable(x)
     axes = tuple(range(x.ndim))[::-1] if axes is None else tuple(a % x.ndim for a in axes)
     return dimshuffle(x, *axes)
@@ -155,6 +156,8 @@ Reshape, GpuReshape = op_pair(_Reshape, "Reshape")
 
 
 def reshape(x, shape, ndim=None):
+    """`x` reshaped to `shape`: ints and at most one -1 (symbolic sizes are not
+    supported); `ndim`, as in Theano, must equal len(shape) when given."""
     x = as_variable(x)
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
@@ -368,6 +371,8 @@ def inc_subtensor(x, y, set_instead_of_inc=False):
 
 
 def set_subtensor(x, y):
+    """Theano's set_subtensor(x[key], y): a copy of the indexed variable's base with the
+    indexed part set to y."""
     return inc_subtensor(x, y, True)
 
 
@@ -412,11 +417,13 @@ def fill(like, value):
 
 
 def zeros_like(x, dtype=None):
+    """Zeros of `x`'s shape, of `dtype` (default: x's dtype)."""
     x = as_variable(x)
     return BroadcastLike()(np.zeros((), dtype or x.dtype), x)
 
 
 def ones_like(x, dtype=None):
+    """Ones of `x`'s shape, of `dtype` (default: x's dtype)."""
     x = as_variable(x)
     return BroadcastLike()(np.ones((), dtype or x.dtype), x)
 

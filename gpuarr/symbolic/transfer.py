@@ -104,5 +104,6 @@ def gpu_from_host(x, context=None):
 
 
 def host_from_gpu(x):
+    """`x` moved to the host (Theano's host_from_gpu): `transfer(x, "cpu")`."""
     return transfer(x, HOST)
 
