@@ -7,7 +7,9 @@ the device. The decomposition (see _decompose and TUNING) follows the layout: on
 work-group per (output, part) when the reduced axis is inner (coalesced, vector loads, a
 tree in local memory; the last group of an output reduces the partials in the same launch),
 a work-item per (output, part) when it is outer; on CPUs a work-item with unrolled
-accumulators (inner), or bands of output rows accumulated a row of input at a time (outer).
+accumulators (inner: vectors where the axis is contiguous, as not every CPU compiler
+vectorises the unrolled loop), or bands of output rows accumulated a row of input at a time
+(outer). Intel's CPU runtime gets its own TUNING entry (tuning_class).
 It depends only on the layout and the device, so the same input gives the same bits. The
 launches of a layout are worked out once and kept on the context.
 
@@ -48,16 +50,17 @@ __all__ = [
     "FUNCTIONS", "METHODS", "TUNING", "ReductionKernel", "ReductionMethods", "ScanKernel",
     "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum",
     "device_class", "max", "mean", "min", "nanmax", "nanmean", "nanmin", "nanprod", "nansum",
-    "prod", "ptp", "reduce", "scan", "std", "sum", "var",
+    "prod", "ptp", "reduce", "scan", "std", "sum", "tuning_class", "var",
 ]
 
 _INT32_MAX = 2**31 - 1
 
-# (the NaN test second: PoCL vectorises this order better)
-_NAN_MAX = "((a >= b || isnan(a)) ? a : b)"
-_NAN_MIN = "((a <= b || isnan(a)) ? a : b)"
-_SKIP_NAN_MAX = "(isnan(a) ? b : (isnan(b) || a >= b) ? a : b)"
-_SKIP_NAN_MIN = "(isnan(a) ? b : (isnan(b) || a <= b) ? a : b)"
+# (the NaN test second, and as x != x: PoCL and Intel's CPU runtime vectorise these better,
+# max 1.5-2x faster than with isnan)
+_NAN_MAX = "((a >= b || a != a) ? a : b)"
+_NAN_MIN = "((a <= b || a != a) ? a : b)"
+_SKIP_NAN_MAX = "((a != a) ? b : (b != b || a >= b) ? a : b)"
+_SKIP_NAN_MIN = "((a != a) ? b : (b != b || a <= b) ? a : b)"
 
 # name -> (map of v, whether the map gives a bool, reduce of a and b (by accumulator kind
 # where it differs), neutral element)
@@ -152,7 +155,7 @@ def _spec(op, in_dtype, acc_dtype, out_dtype):
                  map_expr=map_expr, map_dtype="bool" if map_bool else in_dtype.name,
                 reduce_expr=reduce_expr, neutral=_neutral(neutral_kind, acc_dtype),
                 arg=op[3:] if op in ("argmax", "argmin") else None, preamble=preamble,
-                user_args=None)
+                user_args=None, vectors=True)
 
 
 def _out_shape(shape, axes, keepdims):
@@ -215,7 +218,7 @@ def _reduce_into(ctx, spec, shape, axes, source, out):
     """Reduce `source` (of `shape`) over `axes` into `out` (non-empty), in one or two stages.
     The launches are worked out once per layout and kept on the context."""
     key = ("reduce", spec.key, shape, axes, tuple(source.strides), source.offset,
-           len(source.args), out.shape, out.strides, out.offset, out.dtype, device_class(ctx))
+           len(source.args), out.shape, out.strides, out.offset, out.dtype, tuning_class(ctx))
     recipe = ctx.plans.get(key)
     if recipe is None:
         recipe = ctx.plans[key] = _recipe(ctx, spec, shape, axes, source, out)
@@ -247,7 +250,7 @@ def _recipe(ctx, spec, shape, axes, source, out):
     m, n = math.prod(kdims), math.prod(rdims)
     inner = not kdims or abs(rin[-1]) < abs(kin[-1])
     band_ok = len(kdims) == 1 and not spec["arg"]
-    plan = _plan(ctx, m, n, inner, band_ok)
+    plan = _plan(ctx, m, n, inner, band_ok, vec=_vector(ctx, spec, rin))
     out_off = out.offset // out.itemsize
     src = (source.offset, len(source.args))
     # partials are kept in the accumulator's compute type (float16 as float32)
@@ -266,7 +269,8 @@ def _recipe(ctx, spec, shape, axes, source, out):
     first = _prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, 0, m, contiguous,
                      out_role="partial", pair=bool(spec["arg"]), out_dtype=acc)
     second = _Spec(spec, in_dtype=acc, map_expr="v", map_dtype=acc, user_args=None)
-    plan2 = _plan(ctx, m, plan.parts, m == 1, False, final=True)
+    plan2 = _plan(ctx, m, plan.parts, m == 1, False, final=True,
+                  vec=1 if spec["arg"] else _vector(ctx, second, [m]))
     return [first, _prepare(ctx, second, plan2, kdims, [plan.parts], (0, "partial"), contiguous,
                             [m], out_off, 0, kout, arg_in=bool(spec["arg"]))], temps
 
@@ -285,32 +289,55 @@ class _Plan:
 
 # Work decomposition constants, measured (benchmarks/bench_reduction.py): per compute unit,
 # the work-groups (GPU, reduced axis inner) or work-items (GPU outer, CPU) to aim for; the
-# fewest elements per part; loads or accumulators per step.
+# fewest elements per part; loads or accumulators per step; CPUs: the bytes of a vector
+# accumulator (item mode, a contiguous reduced axis: see _item_vector) and how many; with
+# scalar accumulators over a reduced axis inner, the part length below which work-items run
+# in work-groups of 64 rather than of 1 (the driver then vectorises across work-items, a
+# gather per load: PoCL gains below ~1024 elements, Intel's CPU runtime loses at any length,
+# 1.5-6x; with vector accumulators both gain from work-groups of 64).
 TUNING = {
     "gpu": dict(groups_per_cu=16, group_unroll=4, group_least=4096, items_per_cu=2048,
                 item_unroll=4, item_least=256, scan_unroll=8, scan_chunks_per_cu=16,
                 scan_least=16384),
     "cpu": dict(items_per_cu=16, inner_unroll=16, inner_least=8192, outer_unroll=4,
                 outer_least=1024, band_block=16384, bands_per_cu=4, scan_unroll=32,
-                scan_chunks_per_cu=16, scan_least=65536),
+                scan_chunks_per_cu=16, scan_least=65536, inner_group_below=1024,
+                item_vec_bytes=64, item_vec_unroll=4),
 }
+# Intel's CPU runtime (pip's intel-opencl-rt): the CPU decompositions, tuned for it
+TUNING["intel-cpu"] = dict(TUNING["cpu"], inner_group_below=0)
 
 
 def device_class(ctx):
-    """'gpu' or 'cpu': which TUNING entry and decompositions a context gets (tests patch it
-    to run the GPU decompositions on PoCL)."""
+    """'gpu' or 'cpu': which decompositions a context gets (tests patch it to run the GPU
+    decompositions on PoCL)."""
     return "gpu" if ctx.device.is_gpu else "cpu"
 
 
-def _plan(ctx, m, n, inner, band_ok, final=False):
+def tuning_class(ctx):
+    """Which TUNING entry a context gets: device_class's, or 'intel-cpu' for Intel's CPU
+    runtime, whose compiler wants other constants than PoCL's (tests patch it too)."""
+    cls = device_class(ctx)
+    if cls == "cpu" and "intel" in ctx.device.vendor.lower():
+        return "intel-cpu"
+    return cls
+
+
+def _plan(ctx, m, n, inner, band_ok, final=False, vec=1):
     """The decomposition of m reductions of n elements, from the layout and the device only
-    (so the same input always gives the same bits). `final`: one part, no band."""
-    return _decompose(device_class(ctx), ctx.device.compute_units, ctx.local_size,
-                      _group_size(ctx), m, n, inner, band_ok, final)
+    (so the same input always gives the same bits). `final`: one part, no band; `vec`:
+    the elements of vector accumulators work-items may take (_vector)."""
+    return _decompose(tuning_class(ctx), ctx.device.compute_units, ctx.local_size,
+                      _group_size(ctx), m, n, inner, band_ok, final, vec)
+
+
+def _vector(ctx, spec, rin):
+    """_item_vector for a stage of `spec` over reduced strides `rin` on ctx's device."""
+    return _item_vector(spec, rin, TUNING[tuning_class(ctx)].get("item_vec_bytes", 0))
 
 
 @functools.lru_cache(maxsize=4096)
-def _decompose(cls, cu, item_local, group_local, m, n, inner, band_ok, final):
+def _decompose(cls, cu, item_local, group_local, m, n, inner, band_ok, final, vec=1):
     """_plan's decision (cached: after changing TUNING, call _decompose.cache_clear())."""
     def split(target, least):  # parts so that at most `target` workers run, each >= least
         return 1 if final else builtins.max(1, builtins.min(target // m, n // least))
@@ -322,7 +349,7 @@ def _decompose(cls, cu, item_local, group_local, m, n, inner, band_ok, final):
                          split(t["groups_per_cu"] * cu, t["group_least"]))
         return _Plan("item", item_local, t["item_unroll"],
                      split(t["items_per_cu"] * cu, t["item_least"]))
-    t = TUNING["cpu"]
+    t = TUNING[cls]
     if not inner and band_ok and not final:
         block = builtins.min(m, t["band_block"])
         parts = builtins.max(1, builtins.min(-(-t["bands_per_cu"] * cu // -(-m // block)),
@@ -330,8 +357,12 @@ def _decompose(cls, cu, item_local, group_local, m, n, inner, band_ok, final):
         return _Plan("band", 1, 1, parts, block)
     parts = split(t["items_per_cu"] * cu, t["inner_least"] if inner else t["outer_least"])
     # at least 8 work-groups per compute unit, of 1 or 64 work-items (PoCL compiles a kernel
-    # once per work-group size; a work-group of one costs it some 40 ns more per item)
-    local = 64 if m * parts >= 64 * 8 * cu else 1
+    # once per work-group size; a work-group of one costs it some 40 ns more per item, Intel's
+    # runtime more); scalar accumulators over a reduced axis inner: see inner_group_below
+    grouped = not inner or vec > 1 or -(-n // parts) < t["inner_group_below"]
+    local = 64 if grouped and m * parts >= 64 * 8 * cu else 1
+    if vec > 1:
+        return _Plan("item", local, t["item_vec_unroll"], parts, vec=vec)
     return _Plan("item", local, t["inner_unroll"] if inner else t["outer_unroll"], parts)
 
 
@@ -342,6 +373,18 @@ def _scalar_type(dt):
 
 _VECTOR_BYTES = 16
 _VECTOR_DTYPES = ("float32", "int32", "uint32", "float64", "int64", "uint64")
+
+
+def _item_vector(spec, rin, vec_bytes):
+    """The elements of an item-mode stage's vector accumulators (1: scalar ones): vectors of
+    vec_bytes where the reduced axis is contiguous and the operation a builtin one (spec
+    `vectors`: its expressions hold for vectors, where a user's may call scalar functions)
+    whose map is the identity (argmax/argmin: not a second stage)."""
+    dt = spec["in_dtype"]
+    if not vec_bytes or rin != [1] or not spec["vectors"] or \
+            spec["map_expr"] != "v" or dt != spec["acc_dtype"] or dt not in _VECTOR_DTYPES:
+        return 1
+    return builtins.min(vec_bytes // np.dtype(dt).itemsize, 16)  # OpenCL vectors: 2 to 16
 
 
 def _group_size(ctx):
@@ -499,7 +542,7 @@ def _kernel(ctx, key, spec, variant, index_t, arg_dtypes):
     where the driver compiles a program's kernels only when first launched (PoCL: a program
     costs ~0.1 s to build, each kernel ~0.08 s at its first launch), every variant of the
     spec's family: one build then serves the spec's other layouts."""
-    family = _family_of(spec.key, device_class(ctx), _group_size(ctx)) \
+    family = _family_of(spec.key, tuning_class(ctx), _group_size(ctx)) \
         if elemwise.lazy_kernels(ctx) else ()
     variants = family if variant in family else (variant,)
     params = {k: v for k, v in spec.items() if k != "out_dtype"}
@@ -539,6 +582,10 @@ def _family_of(spec_key, cls, group_local):
     else:
         for kdim, rdim in shapes:
             add("item", t["inner_unroll"], kdim, rdim)
+        vec = _item_vector(spec, [1], t.get("item_vec_bytes", 0))
+        if vec > 1:  # a contiguous reduced axis
+            for kdim in (1, _DIMS):
+                add("item", t["item_vec_unroll"], kdim, vec=vec)
         add("item", t["outer_unroll"])
         if not spec["arg"]:
             for unit, rdim in ((True, 1), (False, 1), (False, _DIMS)):
@@ -588,7 +635,8 @@ class ReductionKernel:
                          out_dtype=self.dtype.name, map_expr=map_expr,
                          map_dtype=self.dtype.name, reduce_expr=reduce_expr, neutral=neutral,
                          arg=None, preamble=preamble,
-                         user_args=tuple((v, dt.name, is_array) for v, dt, is_array in self.args))
+                         user_args=tuple((v, dt.name, is_array) for v, dt, is_array in self.args),
+                         vectors=False)
 
     def __call__(self, *values, axis=None, keepdims=False, out=None):
         arrays, scalars, ctx = elemwise.bind_arguments(self.name, self.args, values,
@@ -932,7 +980,7 @@ def _scan_spec(op, in_dtype, acc_dtype, out_dtype):
         preamble = render("ufunc_helpers.cl.mako", helpers=(("cmul", ctype),))
     return dict(in_dtype=in_dtype.name, acc_dtype=acc_dtype.name, out_dtype=out_dtype.name,
                 op_expr=expr, neutral=_neutral(neutral_kind, acc_dtype), preamble=preamble,
-                exclusive=False)
+                exclusive=False, vectors=True)
 
 
 def scan(a, spec, axis, out=None):
@@ -959,8 +1007,9 @@ def scan(a, spec, axis, out=None):
     rows, step, out_step = math.prod(kdims), a.strides[axis] // a.itemsize, \
         result.strides[axis] // result.itemsize
     acc = np.dtype(spec["acc_dtype"])
-    t = TUNING[device_class(ctx)]
-    local = _group_size(ctx) if device_class(ctx) == "gpu" else 1
+    cls = tuning_class(ctx)
+    t = TUNING[cls]
+    local = _group_size(ctx) if cls == "gpu" else 1
     unroll = t["scan_unroll"] if acc.itemsize <= 8 else t["scan_unroll"] // 2
     chunks = builtins.max(1, builtins.min(-(-t["scan_chunks_per_cu"] * ctx.device.compute_units
                                              // rows), n // t["scan_least"]))
@@ -969,9 +1018,10 @@ def scan(a, spec, axis, out=None):
     reduce_spec = _Spec(in_dtype=spec["in_dtype"], acc_dtype=acc.name, out_dtype=totals.dtype.name,
                        map_expr="v", map_dtype=spec["in_dtype"], reduce_expr=spec["op_expr"],
                        neutral=spec["neutral"], arg=None, preamble=spec["preamble"],
-                       user_args=None)
+                       user_args=None, vectors=spec.get("vectors", False))
     inner = not kdims or abs(step) < abs(kin[-1])
-    plan = dataclasses.replace(_plan(ctx, rows, n, inner, False, final=True), parts=chunks)
+    plan = dataclasses.replace(_plan(ctx, rows, n, inner, False, final=True,
+                                     vec=_vector(ctx, reduce_spec, [step])), parts=chunks)
     source = _Source([a.storage], a.offset // a.itemsize, [], [a])
     contiguous = [math.prod(kdims[d + 1:]) for d in range(len(kdims))]
     launch = _prepare(ctx, reduce_spec, plan, kdims, [n], (source.offset, 1), kin, [step], 0,

@@ -795,6 +795,59 @@ def test_device_class_patch_applies_to_cached_layouts(ctx, monkeypatch):
     assert "group" in {p.mode for p in recorder.plans()}, recorder.plans()
 
 
+# ================================================================ CPU tuning classes
+
+def _use_tuning_class(ctx, monkeypatch, cls):
+    """Reductions on `ctx` take the CPU decompositions with TUNING entry `cls` (as
+    _use_device_class); returns (ctx.kernels, the recorder standing in for it)."""
+    base, recorder = _use_device_class(ctx, monkeypatch, "cpu")
+    monkeypatch.setattr(reduction, "tuning_class", lambda c: cls)
+    return base, recorder
+
+
+@pytest.mark.parametrize("cls", ["cpu", "intel-cpu"])
+def test_cpu_tuning_classes(ctx, monkeypatch, cls):
+    """The plans of each CPU class (Intel's CPU runtime has its own) give numpy's results:
+    vector accumulators along a contiguous reduced axis (argmax/argmin too: ties and NaNs
+    give the first index), scalar ones along a strided one, rows shorter and longer than a
+    vector step, one output in parts, scans."""
+    base, recorder = _use_tuning_class(ctx, monkeypatch, cls)
+    cases = [(np.float32, ("sum", "max", "argmax", "argmin", "mean", "cumsum")),
+             (np.int64, ("sum", "max", "argmin"))]
+    if ctx.fp64:
+        cases.append((np.float64, ("sum", "argmax")))
+    for dtype, funcs in cases:
+        for shape in ((7, 63), (5, 129), (2000, 16), (3, 70001)):
+            h = _ints(shape, dtype, -40, 40, seed=shape[1]) if dtype == np.int64 else \
+                _floats(shape, shape[0]).astype(dtype)
+            h[:, shape[1] // 3] = h.max()  # ties: argmax must give the first
+            x = ga.asarray(h, context=ctx)
+            for hv, xv in ((h, x), (h[:, 1:], x[:, 1:]), (h[:, ::-1], x[:, ::-1]),
+                           (h[:, ::2], x[:, ::2])):
+                for axis in (None, 1, 0):
+                    _check_funcs(hv, xv, axis, funcs)
+        if dtype != np.int64:
+            hn = _floats((4, 3001), 90).astype(dtype)
+            hn[1, [7, 2000]] = np.nan
+            hn[2, 2999] = np.nan
+            xn = ga.asarray(hn, context=ctx)
+            for axis in (None, 1):
+                _check_funcs(hn, xn, axis, ("max", "argmax", "argmin"))
+    h = _floats(((1 << 20) + 5,), 91)
+    _check_funcs(h, ga.asarray(h, context=ctx), None, ("sum", "max", "argmax"))
+    base.update(recorder)
+    plans = recorder.plans()
+    assert any(p.vec > 1 for p in plans) and any(p.vec == 1 for p in plans), plans
+    assert any(p.parts > 1 for p in plans), plans
+    # many short contiguous rows, scalar accumulators: PoCL vectorises work-groups of 64
+    # across work-items, Intel's runtime runs them as gathers (work-groups of 1); vector
+    # accumulators: work-groups of 64 on both
+    args = (2, 1024, 256, 4096, 16, True, False, False)  # 2 compute units, 4096 rows of 16
+    assert reduction._decompose(cls, *args, 1).local == (1 if cls == "intel-cpu" else 64)
+    plan = reduction._decompose(cls, *args, 16)
+    assert (plan.mode, plan.local, plan.vec) == ("item", 64, 16), plan
+
+
 # ================================================================ programs
 
 @pytest.mark.parametrize("lazy", [True, False], ids=["one-program", "program-per-kernel"])

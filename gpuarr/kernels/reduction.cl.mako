@@ -27,15 +27,20 @@
 ##                       slice, `unroll` loads at a time, then a tree in local memory (reduced
 ##                       axis inner on a GPU: coalesced);
 ##               'item'  a work-item per (o, p) with `unroll` accumulators over consecutive k
-##                       (reduced axis inner on a CPU: the compiler vectorises the unrolled
-##                       body; reduced axis outer on a GPU: neighbouring work-items read
-##                       neighbouring addresses); work-items past the last (o, p) return
+##                       (reduced axis inner on a CPU: vector accumulators where it is
+##                       contiguous, see vec, as not every compiler vectorises the unrolled
+##                       body (Intel's CPU runtime does not); reduced axis outer on a GPU:
+##                       neighbouring work-items read neighbouring addresses); work-items
+##                       past the last (o, p) return
 ##               'band'  a work-item per (block of ga_block outputs, p), kdim == 1, walking k
 ##                       and accumulating its block's row in the output (reduced axis outer on
 ##                       a CPU: a contiguous row at a time, as numpy does)
 ##   unroll      independent loads (group) or accumulators (item) per step
 ##   vec         group mode: load `vec` elements at once (1: scalar loads); only where every
-##               slice is contiguous and starts at a multiple of vec elements
+##               slice is contiguous and starts at a multiple of vec elements;
+##               item mode: `unroll` vector accumulators of `vec` elements (vloadn: any
+##               alignment) where in_rs0 is 1, map_expr is `v` and in_dtype is acc_dtype
+##               (reduce_expr then holds for vectors too: OpenCL's component-wise ?:, ||)
 ##   unit        band mode: the kept strides of input and output are 1 (the compiler then
 ##               vectorises the row loop)
 ##   arg_in      the indices come from an input (a second stage) instead of k
@@ -128,6 +133,9 @@ inline int ga_later_better(${A} w, ${A} acc, long idx) {
 #define GA_COMBINE_SEQ(acc, idx, w, wi) { const int t_ = ga_later_better((w), (acc), (idx)); acc = t_ ? (w) : (acc); idx = t_ ? (long)(wi) : (idx); }
 % else:
 inline ${A} ga_reduce(${A} a, ${A} b) { return ${reduce_expr}; }
+% for vec in sorted({v[5] for v in variants if v[1] == 'item' and v[5] > 1}):
+inline ${A}${vec} ga_reduce${vec}(${A}${vec} a, ${A}${vec} b) { return ${reduce_expr}; }
+% endfor
 % endif
 % for rdim in sorted({v[3] for v in variants} - {1}):
 
@@ -185,12 +193,14 @@ ga_reduced_at${rdim}(in_base, (${k})\
     idx = pidx[0];
 % endif
 </%def>\
-<%def name="take(acc, idx, k)">\
+<%def name="take(acc, idx, k, at=None)">\
+## `at`: the element's address where the caller has it, else address(k)
+<% at = at or capture(address, k) %>\
 % if arg:
-        { const ${I} at = ${address(k)};
+        { const ${I} at = ${at};
           ${seq}(${acc}, ${idx}, GA_ELEMENT(at), ${'iidx_p[at]' if arg_in else '(long)(' + k + ')'}) }
 % else:
-        ${acc} = ga_reduce(${acc}, GA_ELEMENT((${address(k)})));
+        ${acc} = ga_reduce(${acc}, GA_ELEMENT((${at})));
 % endif
 </%def>\
 __kernel void ${name}(
@@ -366,6 +376,77 @@ ${tree()}\
     if (lid == 0) counters[o] = 0;
 % endif
     if (lid != 0) return;
+% elif vec > 1 and arg:
+## item mode, vectors, with the index: lane c of accumulator j sees elements begin + j * vec
+## + c + s * unroll * vec in turn (a later one wins only if strictly better, so each lane
+## holds its first extremum: its index starts at its first element's); then the lanes
+## combine (the lower index wins among equals) and the tail follows in order.
+<%
+    V, IV = A + str(vec), I + str(vec)
+    CT = ('long' if A in ('double', 'long', 'ulong') else 'int') + str(vec)  # comparisons' type
+    cmp = '>' if arg == 'max' else '<'
+    better = f'((vacc{{j}} == vacc{{j}}) & ((w != w) | (w {cmp} vacc{{j}})))' \
+        if acc_dtype.startswith('float') else f'(w {cmp} vacc{{j}})'
+%>\
+    __global const ${t.storage(in_dtype)} *row = in_p + in_base;
+    const ${IV} lane = (${IV})(${', '.join(str(c) for c in range(vec))});
+% for j in range(unroll):
+    ${V} vacc${j} = (${V})(${neutral});
+    ${IV} vidx${j} = lane + (begin + ${j * vec});
+% endfor
+    ${I} k = begin;
+    for (; k + ${unroll * vec} <= end; k += ${unroll * vec}) {
+% for j in range(unroll):
+        {
+            const ${V} w = vload${vec}(0, row + k${f' + {j * vec}' if j else ''});
+            const ${CT} b = ${better.format(j=j)};
+            vacc${j} = select(vacc${j}, w, b);
+            vidx${j} = select(vidx${j}, lane + (k + ${j * vec}), convert_${IV}(b));
+        }
+% endfor
+    }
+    ${A} acc = ${neutral};
+    long idx = -1;
+    if (k != begin) {
+% for j in range(unroll):
+% for c in range(vec):
+        GA_COMBINE(acc, idx, vacc${j}.s${'%x' % c}, (long)vidx${j}.s${'%x' % c})
+% endfor
+% endfor
+    }
+    for (; k < end; ++k)
+        GA_COMBINE_SEQ(acc, idx, row[k], (long)k)
+% elif vec > 1:
+## item mode, vectors: `unroll` vector accumulators over consecutive k (a contiguous slice:
+## in_rs0 is 1), combined as a balanced tree, then their components as one
+<% V = A + str(vec) %>\
+    __global const ${t.storage(in_dtype)} *row = in_p + in_base;
+% for j in range(unroll):
+    ${V} vacc${j} = (${V})(${neutral});
+% endfor
+    ${I} k = begin;
+    for (; k + ${unroll * vec} <= end; k += ${unroll * vec}) {
+% for j in range(unroll):
+        vacc${j} = ga_reduce${vec}(vacc${j}, vload${vec}(0, row + k${f' + {j * vec}' if j else ''}));
+% endfor
+    }
+    for (; k + ${vec} <= end; k += ${vec})
+        vacc0 = ga_reduce${vec}(vacc0, vload${vec}(0, row + k));
+<% width = unroll %>\
+% while width > 1:
+<% width //= 2 %>\
+% for j in range(width):
+    vacc${j} = ga_reduce${vec}(vacc${j}, vacc${j + width});
+% endfor
+% endwhile
+<%
+    comps = ['vacc0.s%x' % c for c in range(vec)]
+    while len(comps) > 1:
+        comps = ['ga_reduce(%s, %s)' % (comps[c], comps[c + 1]) for c in range(0, len(comps), 2)]
+%>\
+    ${A} acc = ${comps[0]};
+    for (; k < end; ++k)
+        acc = ga_reduce(acc, row[k]);
 % else:
 ## item mode: `unroll` accumulators over consecutive k, combined as a balanced tree
 % for j in range(unroll):
@@ -374,9 +455,18 @@ ${tree()}\
 % endfor
     ${I} k = begin;
     for (; k + ${unroll} <= end; k += ${unroll}) {
+% if rdim == 1:
+## The step's base address, then constant offsets: (k + j) * stride costs a multiply per
+## element where the compiler does not distribute it (Intel's CPU runtime: 7x slower).
+        const ${I} ga_at = in_base + k * in_rs0;
+% for j in range(unroll):
+${take('acc' + str(j), 'idx' + str(j), 'k + ' + str(j), 'ga_at' if j == 0 else f'ga_at + {j} * in_rs0')}\
+% endfor
+% else:
 % for j in range(unroll):
 ${take('acc' + str(j), 'idx' + str(j), 'k + ' + str(j))}\
 % endfor
+% endif
     }
     for (; k < end; ++k)
 ${take('acc0', 'idx0', 'k')}\
