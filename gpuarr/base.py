@@ -310,14 +310,15 @@ class ArrayBase:
 
     # -- attributes
     context = property(lambda self: self.storage.context, doc="the Context holding the data")
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: math.prod(self.shape))
-    itemsize = property(lambda self: self.dtype.itemsize)
-    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    ndim = property(lambda self: len(self.shape), doc="the number of dimensions")
+    size = property(lambda self: math.prod(self.shape), doc="the number of elements")
+    itemsize = property(lambda self: self.dtype.itemsize, doc="bytes per element")
+    nbytes = property(lambda self: self.size * self.dtype.itemsize,
+                      doc="bytes of the elements (not of the buffer behind a view)")
     data = property(lambda self: self.storage.buffer, doc="the cl.Buffer (None when empty)")
     event = property(lambda self: self.storage.event, doc="event of the last write, or None")
     flags = property(Flags)
-    T = property(lambda self: self.transpose())
+    T = property(lambda self: self.transpose(), doc="the view with the axes reversed")
 
     def _is_c(self):
         return _is_contiguous(self.shape, self.strides, self.itemsize, "C")
@@ -560,6 +561,7 @@ class ArrayBase:
         return self._view(tuple(self.shape[a] for a in axes), tuple(self.strides[a] for a in axes))
 
     def swapaxes(self, axis1, axis2):
+        """The view with axes `axis1` and `axis2` exchanged."""
         axes = list(range(self.ndim))
         a, b = _normalize_axis(axis1, self.ndim), _normalize_axis(axis2, self.ndim)
         axes[a], axes[b] = axes[b], axes[a]
@@ -588,6 +590,8 @@ class ArrayBase:
         return self.copy(order).reshape(self.size, order=order)
 
     def flatten(self, order="C"):
+        """A new 1-d array of the elements read in `order` ('C', 'F', 'A' or 'K'): always a
+        copy, as numpy's (ravel gives a view where it can)."""
         if order == "K" and not (self._is_c() or self._is_f()):
             # numpy's K: axes by decreasing |stride| (copy('K')'s layout), read in memory order
             return self.copy("K")._view((self.size,), (self.itemsize,))
@@ -777,10 +781,13 @@ def empty(shape, dtype=None, order="C", context=None, *, device=None):
 
 
 def zeros(shape, dtype=None, order="C", context=None, *, device=None):
+    """A new array of `shape` filled with zeros (dtype: flag floatX when None), on `context`
+    (or the Array API's `device`; the default context when both are None)."""
     return empty(shape, dtype, order, device_context(context, device)).fill(0)
 
 
 def ones(shape, dtype=None, order="C", context=None, *, device=None):
+    """A new array of `shape` filled with ones; arguments as `zeros`."""
     return empty(shape, dtype, order, device_context(context, device)).fill(1)
 
 
@@ -804,18 +811,23 @@ def _like(a, dtype, order, shape, context):
 
 
 def empty_like(a, dtype=None, order="K", shape=None, context=None, *, device=None):
+    """A new uninitialized array with `a`'s shape, dtype and layout (`order` 'K' keeps its
+    axis order), each overridable, on `a`'s context unless `context`/`device` names one."""
     return _like(a, dtype, order, shape, device_context(context, device))
 
 
 def zeros_like(a, dtype=None, order="K", shape=None, context=None, *, device=None):
+    """`empty_like(a, ...)` filled with zeros."""
     return _like(a, dtype, order, shape, device_context(context, device)).fill(0)
 
 
 def ones_like(a, dtype=None, order="K", shape=None, context=None, *, device=None):
+    """`empty_like(a, ...)` filled with ones."""
     return _like(a, dtype, order, shape, device_context(context, device)).fill(1)
 
 
 def full_like(a, fill_value, dtype=None, order="K", shape=None, context=None, *, device=None):
+    """`empty_like(a, ...)` filled with `fill_value` (cast as numpy's `a[...] = value`)."""
     return _like(a, dtype, order, shape, device_context(context, device)).fill(fill_value)
 
 
@@ -939,18 +951,24 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def transpose(a, axes=None):
+    """The view of `a` with its axes permuted by `axes` (reversed when None)."""
     return asarray(a).transpose(*(() if axes is None else (axes,)))
 
 
 def swapaxes(a, axis1, axis2):
+    """The view of `a` with axes `axis1` and `axis2` exchanged."""
     return asarray(a).swapaxes(axis1, axis2)
 
 
 def squeeze(a, axis=None):
+    """The view of `a` without its axes of length one (only `axis`, if given: ShapeError when
+    one of those is not of length one)."""
     return asarray(a).squeeze(axis)
 
 
 def ravel(a, order="C"):
+    """`a`'s elements as a 1-d array read in `order`: a view where the layout allows, else a
+    copy."""
     return asarray(a).ravel(order)
 
 

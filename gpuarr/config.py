@@ -281,6 +281,7 @@ def _typed(raw, source, lines=None):
 
 
 def rc_path(env=None):
+    """The rc file's path: $GPUARRRC, else ~/.gpuarrrc (`env`: the environment to read)."""
     env = os.environ if env is None else env
     return env.get(RC_ENV_VAR) or os.path.join(os.path.expanduser("~"), ".gpuarrrc")
 
