@@ -726,6 +726,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    """Product over `axis` (numpy's accumulator: small ints in int64, float16 in float32)."""
     a = _as_array(a)
     acc, res = _sum_dtypes(a, dtype)
     return _reduce_with(a, "prod", axis, acc, res, keepdims, out, initial, where)
@@ -830,6 +831,7 @@ argmin = _arg_extremum("argmin")
 
 
 def count_nonzero(a, axis=None, keepdims=False):
+    """How many elements over `axis` are not zero (int64; complex: either part non-zero)."""
     a = _as_array(a)
     if a.dtype.kind == "c":
         a = _nonzero(a)
@@ -900,6 +902,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True, 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True, *,
         correction=None):
+    """Standard deviation over `axis`: sqrt of var (`ddof`, or the Array API's
+    `correction`, divides by n - ddof)."""
     a = _as_array(a)
     ddof = _ddof(ddof, correction)
     acc, res = _mean_dtypes(a, dtype)
@@ -907,6 +911,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True, 
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
+    """max - min over `axis` ("peak to peak"), in `a`'s dtype as numpy's."""
     hi, lo = max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims)
     return UFUNCS["subtract"](hi, lo, out=out) if out is not None else UFUNCS["subtract"](hi, lo)
 
@@ -919,6 +924,8 @@ def _nan_variant(op, plain):
         acc, res = _sum_dtypes(a, dtype)
         return _reduce_with(a, op, axis, acc, res, keepdims, out, initial, where)
     fn.__name__ = op
+    fn.__doc__ = (f"{plain.__name__} over `axis` with NaNs taken as "
+                  f"{'zero' if op == 'nansum' else 'one'} (other dtypes: as {plain.__name__}).")
     return fn
 
 
@@ -934,6 +941,8 @@ def _nan_extremum(op, plain):
         acc = np.float32 if a.dtype == np.float16 else a.dtype
         return _reduce_with(a, op, axis, acc, a.dtype, keepdims, out, initial, where)
     fn.__name__ = op
+    fn.__doc__ = (f"{plain.__name__} over `axis` ignoring NaNs (NaN where every element is "
+                  f"NaN, as numpy's, without its warning).")
     return fn
 
 
@@ -942,6 +951,7 @@ nanmin = _nan_extremum("nanmin", min)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
+    """Mean over `axis` of the elements that are not NaN (NaN where every element is)."""
     a = _as_array(a)
     if a.dtype.kind != "f":
         return mean(a, axis, dtype, out, keepdims, where)
