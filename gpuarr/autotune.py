@@ -1,13 +1,15 @@
 """The GEMM autotuner behind `python -m gpuarr tune gemm`.
 
-For each dtype and shape class it takes the built-in entry, the stored one, random valid
-parameter sets drawn from blas.GEMM_SPACE (seeded) and CLBlast where it loads; checks each
-against numpy on small problems (a wrong or failing one is reported and skipped); times the
-rest on the shape class's three representative problems: a power of two, a multiple of 64
-that is not one, and ragged edges for every tile (on PoCL one power of two alone favours big
-tiles, which lose where the edges are ragged); then re-measures the fastest beside the
-built-in entry, alternating, and keeps it only where it wins by more than `min_gain`. A
-figure is the geometric mean of the three GFLOP/s.
+For each dtype and shape class (the portable tiles, the direct kernel's, and on NVIDIA
+devices whose probe passes the tensor-core tiles, blas.MMA_CLASSES) it takes the built-in
+entry, the stored one, random valid parameter sets drawn from blas.GEMM_SPACE (seeded) and
+CLBlast where it loads; checks each against numpy on small problems (a wrong or failing one
+is reported and skipped); times the rest on the shape class's three representative problems:
+a power of two, a multiple of 64 that is not one, and ragged edges for every tile (on PoCL
+one power of two alone favours big tiles, which lose where the edges are ragged); then
+re-measures the fastest beside the built-in entry, alternating, and keeps it only where it
+wins by more than `min_gain`. A figure is the geometric mean of the three GFLOP/s. Tiny
+products are timed over TINY_CALLS calls per sync (their cost is the launch).
 """
 
 import dataclasses
@@ -30,12 +32,19 @@ __all__ = [
 SIZES = {"cpu": 2048, "gpu": 4096}  # the representative size per device kind
 DTYPES = ("float16", "float32", "float64")
 GIVE_UP = 3  # a candidate whose first timed run is this many times the best gets no repeats
+TINY_CALLS = 50  # calls per timed run of the "tiny" class
+# The error bound's unit roundoff per shape class where it is not the dtype's: TF32 keeps a
+# 10-bit mantissa.
+EPS = {"mma_tf32": 2.0 ** -11}
 
 
 def problems(shape_class, size):
     """The timed (m, k, n): square (32, 48, 25 columns for "small", one for "column") at
-    `size`, at 3/4 of it (a multiple of 64, not a power of two) and at half of it plus 9
-    (ragged edges for every tile)."""
+    `size` (a quarter of it for "medium"), at 3/4 of it (a multiple of 64, not a power of
+    two) and at half of it plus 9 (ragged edges for every tile); "tiny": 16^3, 40^3, 64^3."""
+    if shape_class == "tiny":
+        return [(16, 16, 16), (40, 40, 40), (64, 64, 64)]
+    size = size // 4 if shape_class == "medium" else size
     sides = (size, max(size * 3 // 4 // 64 * 64, 64), size // 2 + 9)
     columns = {"small": (32, 48, 25), "column": (1, 1, 1)}.get(shape_class, sides)
     return list(dict.fromkeys((s, s, n) for s, n in zip(sides, columns)))
@@ -110,7 +119,7 @@ def candidates(ctx, dtype, shape_class, budget, seed=0):
     one if any, then random draws from GEMM_SPACE (every key it lists; the others keep the
     built-in value)."""
     cls = blas.gemm_class(ctx)
-    builtin = {k: v for k, v in blas.builtin_tile(cls, dtype, shape_class).items()
+    builtin = {k: v for k, v in blas.builtin_tile(cls, dtype, shape_class, ctx).items()
                if k != "backend"}
     found = [Candidate(builtin, "built-in")]
     stored = tuning.lookup(ctx, "gemm", dtype, shape_class, cls)
@@ -137,7 +146,9 @@ def _enqueue(ctx, shape_class, cand, a, b, c):
     """c = a @ b with cand; False where CLBlast declines the call."""
     if cand.source == "clblast":
         return clblast.gemm_into(1.0, a, b, 0.0, c) is not None
-    if shape_class == "direct":
+    if shape_class in blas.MMA_CLASSES:
+        blas._gemm_mma(ctx, 1.0, a, b, 0.0, c, blas.MMA_CLASSES[shape_class], cand.params)
+    elif shape_class in blas.DIRECT_CLASSES:
         blas._gemm_direct(ctx, 1.0, a, b, 0.0, c, cand.params)
     else:
         blas._gemm_tiled(ctx, 1.0, a, b, 0.0, c, cand.params)
@@ -150,6 +161,11 @@ def _check_shape(shape_class, params, timed):
     n1 = shape_class == "column"
     if "mwi" in params:
         return 3 * params["mwi"] + 1, 37, 3 * params["nwi"] + 1
+    if "bm" in params:  # the tensor-core tiles
+        m, k, n = timed
+        edge_mn = int(bool(m % params["bm"] or n % params["bn"]))
+        return (2 * params["bm"] + edge_mn, 2 * params["bk"] + int(bool(k % params["bk"])),
+                2 * params["bn"] + edge_mn)
     if "mwg" not in params:
         return 67, 45, 1 if n1 else 33
     m, k, n = timed
@@ -193,7 +209,7 @@ def check(ctx, dtype, shape_class, cand, timed):
         return f"wrote outside C (m, k, n = {shape})"
     a64, b64 = ha.astype(np.float64), hb.astype(np.float64)
     ref = a64 @ b64
-    eps = np.finfo(dtype).eps
+    eps = EPS.get(shape_class, np.finfo(dtype).eps)
     # the classic bound of a k-term dot product, plus the rounding of the result
     bound = (shape[1] + 2) * eps * (np.abs(a64) @ np.abs(b64)) + eps * np.abs(ref)
     err = np.abs(got[:, 1:-1] - ref)
@@ -203,17 +219,20 @@ def check(ctx, dtype, shape_class, cand, timed):
     return ""
 
 
-def _seconds(ctx, fn):
+def _seconds(ctx, fn, calls=1):
+    """Seconds per call of `calls` calls of fn and one sync."""
     t0 = time.perf_counter()
-    fn()
+    for _ in range(calls):
+        fn()
     ctx.sync()
-    return time.perf_counter() - t0
+    return (time.perf_counter() - t0) / calls
 
 
 def tune_gemm(ctx, dtypes=None, shape_classes=None, budget=40, size=None, repeats=3, seed=0,
               min_gain=0.05, progress=True):
     """Tune GEMM on ctx's device: a list of Outcome, one per (dtype, shape class). The shape
-    classes default to those gemm uses for each dtype on this device."""
+    classes default to those gemm uses for each dtype on this device (the tensor-core ones
+    where their probe passes)."""
     cls = blas.gemm_class(ctx)
     size = size or SIZES["gpu" if ctx.device.is_gpu else "cpu"]
     dtypes = dtypes or (["float32", "float64"] if ctx.fp64 else ["float32"])
@@ -224,33 +243,35 @@ def tune_gemm(ctx, dtypes=None, shape_classes=None, budget=40, size=None, repeat
         if dt == np.float64 and not ctx.fp64:
             raise ArgumentError(f"device {ctx.devname} ({ctx.device.device_name}) has no "
                                 f"float64 support; tune float32 only")
-        for shape_class in shape_classes or blas.shape_classes(cls, dt):
-            try:
-                blas.builtin_tile(cls, dt, shape_class)
-            except KeyError:
+        usable = [s for s in blas.shape_classes(cls, dt)
+                  if s not in blas.MMA_CLASSES or blas._mma_ok(ctx, blas.MMA_CLASSES[s])]
+        for shape_class in shape_classes or usable:
+            if shape_class not in usable:
                 raise ArgumentError(
-                    f"no GEMM shape class {shape_class!r} for {dt.name} on {cls} devices; "
-                    f"classes: {', '.join(blas.shape_classes(cls, dt))}") from None
+                    f"no GEMM shape class {shape_class!r} for {dt.name} on {cls} devices "
+                    f"({ctx.devname}); classes: {', '.join(usable)}")
             outcomes.append(_tune_one(ctx, cls, dt, shape_class, budget, size, repeats, seed,
                                       min_gain, progress))
     return outcomes
 
 
-def _measure(ctx, fn, repeats, give_up):
-    """Best seconds of `repeats` runs after a warm-up; one run where that is over give_up."""
+def _measure(ctx, fn, repeats, give_up, calls=1):
+    """Best seconds per call of `repeats` runs after a warm-up; one run where that is over
+    give_up."""
     fn()
     ctx.sync()
-    best = _seconds(ctx, fn)
+    best = _seconds(ctx, fn, calls)
     for _ in range(repeats - 1 if best < give_up else 0):
-        best = min(best, _seconds(ctx, fn))
+        best = min(best, _seconds(ctx, fn, calls))
     return best
 
 
 def _tune_one(ctx, cls, dt, shape_class, budget, size, repeats, seed, min_gain, progress):
     shapes = problems(shape_class, size)
     cands = candidates(ctx, dt, shape_class, budget, seed)
-    if clblast.available():
+    if clblast.available() and shape_class not in blas.MMA_CLASSES:
         cands.append(Candidate({}, "clblast"))
+    calls = TINY_CALLS if shape_class == "tiny" else 1
     bar = Progress(len(cands), f"{dt.name} {shape_class}") if progress else None
     operands = [_operands(ctx, dt, shape, 2)[2:] for shape in shapes]
     best = [math.inf] * len(shapes)
@@ -265,7 +286,7 @@ def _tune_one(ctx, cls, dt, shape_class, budget, size, repeats, seed, min_gain, 
                                         for shape in checks.values())), "")
         if not cand.error:
             try:
-                cand.seconds = [_measure(ctx, run(cand, i), repeats, GIVE_UP * best[i])
+                cand.seconds = [_measure(ctx, run(cand, i), repeats, GIVE_UP * best[i], calls)
                                 for i in range(len(shapes))]
             except Exception as e:  # e.g. out of resources at the timed size
                 cand.error = _failure(e)
@@ -291,7 +312,8 @@ def _tune_one(ctx, cls, dt, shape_class, budget, size, repeats, seed, min_gain, 
         times = [builtin.seconds, builtin.seconds]
     for _ in range(max(2 * repeats, 4) if winner is not builtin else 0):
         for j, cand in enumerate((winner, builtin)):
-            times[j] = [min(t, _seconds(ctx, run(cand, i))) for i, t in enumerate(times[j])]
+            times[j] = [min(t, _seconds(ctx, run(cand, i), calls))
+                        for i, t in enumerate(times[j])]
     best_figure, builtin_figure = (_rate(shapes, t) for t in times)
     keep = winner is not builtin and best_figure > builtin_figure * (1 + min_gain)
     return Outcome(dt.name, shape_class, cls, shapes, ranked, winner, builtin, best_figure,

@@ -612,6 +612,19 @@ CASES = [
          lambda batch: (_floats(0, batch, 64, 64),),
          {ALL3: op(lambda xp, a: a @ a)}, lambda batch: 2 * batch * 64**3, "FLOP",
          label=lambda batch: f"{batch} x 64^3 float32", ref="best", rtol=1e-4),
+    Case("gemm", "batched matmul broadcast (b, 1, 64, 64) @ (1, b, 64, 64)", "batch",
+         _sizes([2], ([8], [32]), ([16], [128])),
+         lambda batch: (_floats(0, batch, 1, 64, 64), _floats(0, 1, batch, 64, 64, seed=1)),
+         {ALL3: op(lambda xp, a, b: a @ b)}, lambda batch: 2 * batch * batch * 64**3, "FLOP",
+         label=lambda batch: f"{batch} x {batch} x 64^3 float32", ref="best", rtol=1e-4),
+    # small products, many calls and one sync: where the per-call host cost decides
+    Case("gemm", "matmul small square, time per call", "n",
+         _sizes([16], ([16, 64, 256], [16, 64, 256, 1024]),
+                ([16, 64, 256], [16, 64, 256, 1024])),
+         lambda n: (_floats(0, n, n), _floats(0, n, n, seed=1)),
+         {ALL3: op(lambda xp, a, b: a @ b)}, lambda n: 2 * n**3, "FLOP",
+         label=lambda n: f"{n}x{n} float32", calls={"tiny": 3, "quick": 100, "full": 300},
+         ref="best", curated=True, rtol=1e-4),
     # -- latency: per-call host time of small calls (many calls, one sync, time per call);
     # pyopencl[floor] is the least an array library's call can cost on an OpenCL device
     Case("latency", "x + y", "small", _sizes([16], [16], [16]),

@@ -1,56 +1,82 @@
-"""BLAS: a tiled GEMM from one Mako template (kernels/gemm.cl.mako) on every OpenCL device,
-and what builds on it: gemm, gemm_batched, matmul and `@`, dot, tensordot, inner, outer,
-vdot, plus gemv and ger (pygpu's names). The dot of two float vectors is a bandwidth-bound
-reduction, not a GEMM.
+"""BLAS: GEMM on every OpenCL device (kernels/gemm*.cl.mako, gemv.cl.mako) and what builds
+on it: gemm, gemm_batched, matmul and `@`, dot, tensordot, inner, outer, vdot, plus gemv and
+ger (pygpu's names). The dot of two float vectors is a bandwidth-bound reduction, not a GEMM.
 
-Transposes and views are strides: the kernel reads any layout, loading along whichever index
-has unit stride. The tile shape comes from the device's tuned entry (gpuarr.tuning, written by
-`python -m gpuarr tune gemm`, which samples GEMM_SPACE), else from a table per device class
-(GEMM_TILES).
+Transposes and views are strides: the kernels read any layout, loading along whichever index
+has unit stride. One dispatch table (FAMILIES) chooses how a product runs: each entry has an
+applicability test and a cost estimate, fed by the tile tables (GEMM_TILES, MMA_TILES) and
+the device's tuned entries (gpuarr.tuning, written by `python -m gpuarr tune gemm`, which
+samples GEMM_SPACE). The choice is made once per context, dtype, layout and shape and kept
+as a GemmPlan in ctx.plans: a repeated product costs one dictionary lookup and one launch.
 """
 
 import functools
 import math
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
 from . import clblast, config, dtypes, elemwise, tuning
 from .base import ArrayBase, broadcast_to, check_same_context, empty, to_device
 from .errors import ArgumentError, ArgumentTypeError, ShapeError, UnsupportedError
-from .kernels import get_kernel
+from .kernels import get_kernel, render
 from .launch import enqueue
 from .reduction import ReductionKernel, device_class
 from .reduction import sum as reduce_sum
 from .ufuncs import UFUNCS
 
 __all__ = [
-    "FUNCTIONS", "GEMM_SPACE", "GEMM_TILES", "GEMV_SHAPES", "MMA_TILES", "ProductMethods",
-    "builtin_tile", "check_tile", "dot", "gemm", "gemm_batched", "gemm_class", "gemm_into",
+    "DIRECT_CLASSES", "DIRECT_GROUP", "FAMILIES", "FUNCTIONS", "GEMM_EFFICIENCY", "GEMM_SPACE",
+    "GEMM_TILES", "GEMV_SHAPES", "MMA_CLASSES", "MMA_MID_TILES", "MMA_TILES", "TINY_K",
+    "TINY_OUTPUTS", "Family", "GemmPlan", "Problem", "ProductMethods", "builtin_tile",
+    "check_tile", "dot", "forget_plans", "gemm", "gemm_batched", "gemm_class", "gemm_into",
     "gemv", "ger", "inner", "matmul", "outer", "shape_classes", "tensordot", "vdot",
 ]
 
 # Work-group tile (mwg x nwg, k step kwg), work-group shape (mdimc x ndimc) and local memory
-# padding, options of kernels/gemm.cl.mako (vw, prefetch, db, unroll), by device class;
-# "small" serves matrices with M or N under the big tile, "column" products with one column
-# whose A is not row-major. CPUs take kernels/gemm_direct.cl.mako for float32/64 ("direct":
-# outputs per work-item). Tuned entries (gpuarr/tuned/, the user's store) come first.
+# padding, options of kernels/gemm.cl.mako (vw, prefetch, db, unroll), by device class and
+# shape class: "big", "medium" and "small" tiles (dispatch weighs them by GEMM_EFFICIENCY and
+# how many of them keep the compute units busy), "column" for products with one column whose
+# A is not row-major. kernels/gemm_direct.cl.mako (outputs per work-item, no local memory)
+# takes float32/64 on CPUs ("direct") and tiny float32/64 products on GPUs ("tiny").
+# Tuned entries (gpuarr/tuned/, the user's store) come first.
 # The GPU big tile: the fastest SGEMM 4096 and 8192 on an H100 of those the tuner ranked
-# highest (benchmarks/bench_blas.py --tile ...): 42.1 and 44.2 TFLOP/s.
+# highest (benchmarks/bench_blas.py --tile ...): 42.1 and 44.2 TFLOP/s. The medium and tiny
+# GPU entries are unmeasured starting points for `python -m gpuarr tune`.
 GEMM_TILES = {
     "gpu": {"big": dict(mwg=128, nwg=128, kwg=8, mdimc=16, ndimc=16, pad=4, vw=4,
                         prefetch=1, db=1, unroll=1),
+            "medium": dict(mwg=64, nwg=64, kwg=16, mdimc=16, ndimc=16, pad=4, vw=4,
+                           prefetch=1, db=1, unroll=1),
             "small": dict(mwg=32, nwg=32, kwg=16, mdimc=8, ndimc=8, pad=0, vw=1,
                           prefetch=0),
             "column": dict(mwg=128, nwg=1, kwg=32, mdimc=128, ndimc=1, pad=0, vw=1,
-                           prefetch=1)},
+                           prefetch=1),
+            "tiny": {"float32": dict(mwi=2, nwi=4), "float64": dict(mwi=2, nwi=2)}},
     "cpu": {"direct": {"float32": dict(mwi=8, nwi=16), "float64": dict(mwi=8, nwi=8)},
             "big": dict(mwg=64, nwg=64, kwg=16, mdimc=8, ndimc=8, pad=0, vw=1,
                         prefetch=0),
             "small": dict(mwg=16, nwg=16, kwg=16, mdimc=4, ndimc=4, pad=0, vw=1,
                           prefetch=0)},
 }
+# Shape classes of kernels/gemm_direct.cl.mako (parameters per dtype: mwi, nwi), and its
+# work-group on GPUs.
+DIRECT_CLASSES = ("direct", "tiny")
+DIRECT_GROUP = (8, 8)
+# The tiled shape classes' throughput per compute unit relative to the big tile's, and
+# the work-groups of each a compute unit runs at once: dispatch's cost estimate
+# (_tile_cost). Estimates, not measurements: a tuned entry changes the tile, not these.
+GEMM_EFFICIENCY = {
+    "gpu": {"big": (1.0, 1), "medium": (0.6, 2), "small": (0.3, 4), "column": (0.3, 1),
+            "tiny": (0.25, 4), "mma": (1.0, 1), "mma_mid": (0.7, 2)},
+    "cpu": {"big": (1.0, 1), "small": (0.25, 1)},
+}
+# Products with at most this many outputs and k take "tiny" (where B has unit stride along n).
+TINY_OUTPUTS, TINY_K = 4096, 1024
 # No measurements of AMD or Intel GPUs yet; NVIDIA's is the "gpu" entry (H100/H200).
-GEMM_TILES["nvidia"] = GEMM_TILES["amd"] = GEMM_TILES["intel"] = GEMM_TILES["gpu"]
+for _cls in ("nvidia", "amd", "intel"):
+    GEMM_TILES[_cls], GEMM_EFFICIENCY[_cls] = GEMM_TILES["gpu"], GEMM_EFFICIENCY["gpu"]
 
 # What `python -m gpuarr tune gemm` samples: values per template parameter, by device class
 # and shape class (a parameter missing here keeps the built-in entry's value). check_tile
@@ -59,9 +85,13 @@ GEMM_SPACE = {
     "gpu": {"big": dict(mwg=(64, 128), nwg=(64, 128), kwg=(8,), mdimc=(8, 16, 32),
                         ndimc=(8, 16, 32), pad=(2, 4), vw=(2, 4), prefetch=(1,), db=(0, 1),
                         unroll=(0, 1)),
+            "medium": dict(mwg=(32, 64), nwg=(32, 64), kwg=(8, 16, 32), mdimc=(8, 16),
+                           ndimc=(8, 16), pad=(0, 2, 4), vw=(1, 2, 4), prefetch=(0, 1),
+                           db=(0, 1), unroll=(0, 1)),
             "small": dict(mwg=(16, 32, 64), nwg=(16, 32, 64), kwg=(8, 16, 32),
                           mdimc=(4, 8, 16), ndimc=(4, 8, 16), pad=(0,), vw=(1, 2),
                           prefetch=(0, 1), db=(0, 1)),
+            "tiny": dict(mwi=(1, 2, 4, 8), nwi=(2, 4, 8)),
             "column": dict(mwg=(64, 128, 256), nwg=(1,), kwg=(16, 32, 64),
                            mdimc=(64, 128, 256), ndimc=(1,), pad=(0,), vw=(1,),
                            prefetch=(0, 1), db=(0, 1))},
@@ -73,7 +103,7 @@ GEMM_SPACE = {
                           mdimc=(2, 4, 8), ndimc=(2, 4, 8), pad=(0,), vw=(1, 2, 4),
                           prefetch=(0, 1), db=(0, 1))},
 }
-GEMM_SPACE["nvidia"] = GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu"]
+GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu"]
 # NVIDIA tensor cores (kernels/gemm_mma.cl.mako) by precision ("f64": float64 on FP64
 # tensor cores; "3xtf32", "tf32": float32, see the gemm_precision flag), then by the least
 # compute capability (major) an entry needs: mma shape, work-group tile bm x bn, k step bk,
@@ -81,7 +111,7 @@ GEMM_SPACE["nvidia"] = GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu
 # (group_m), local layout (swizzle) and fragment pipelining (see the template). Used for
 # products with m >= bm and n >= bn where the entry's probe passed on the device. Picked by
 # sweeps of these parameters on an H100 (square row-major products, 4096/8192, TFLOP/s, one
-# run each; `python -m gpuarr tune` does not search them yet): f64 52.4/51.0 (the unpipelined
+# run each, before `python -m gpuarr tune` searched them): f64 52.4/51.0 (the unpipelined
 # 64 x 128 tile before it: 46.6/44.3 in the same run; async copies 47-52; bk=16 tiles spill
 # registers), tf32 146/158 (128 x 128 x 16: 134/140; async 104-149), 3xtf32 56.8/58.7
 # (pipelined: 52-53, it spills registers). NVIDIA's OpenCL runs __local arrays past the 48 KiB
@@ -96,12 +126,37 @@ MMA_TILES = {
     "tf32": {8: dict(shape="m16n8k8", bm=128, bn=256, bk=16, wm=2, wn=4, copy="regs",
                      stages=2, group_m=8, swizzle=True, pipeline=True)},
 }
+# Tensor-core tiles for mid-sized products, a quarter of MMA_TILES' (the same template and
+# math): where the big tile leaves compute units idle (256-1024 on an H100), _mma_choice's
+# estimate takes this one, once its own probe passed. Unmeasured: the tensor-core products
+# of tests/test_gemm_mma.py cover it (m, n = 257).
+MMA_MID_TILES = {
+    "f64": {9: dict(shape="m16n8k8", bm=64, bn=64, bk=8, wm=2, wn=2, copy="regs", stages=2,
+                    group_m=0, swizzle=True, pipeline=False),
+            8: dict(shape="m8n8k4", bm=64, bn=64, bk=8, wm=2, wn=2, copy="regs", stages=2,
+                    group_m=0, swizzle=False, pipeline=False)},
+    "3xtf32": {8: dict(shape="m16n8k8", bm=64, bn=64, bk=8, wm=2, wn=2, copy="regs",
+                       stages=2, group_m=0, swizzle=False, pipeline=False)},
+    "tf32": {8: dict(shape="m16n8k8", bm=64, bn=64, bk=16, wm=2, wn=2, copy="regs",
+                     stages=2, group_m=0, swizzle=True, pipeline=False)},
+}
 # What gemm_precision=auto means for float32 where the probe passes: 3xTF32, whose error
 # stays within the SIMT float32 kernel's (tests/test_gemm_mma.py::test_error_envelope).
 AUTO_FLOAT32_PRECISION = "3xtf32"
 # Largest relative error (max |error| / max |C|) a probe product may show per precision:
 # float64 products for "f64", float32 ones for "3xtf32", 10-bit mantissas for "tf32".
 MMA_PROBE_ERROR = {"f64": 1e-13, "3xtf32": 1e-5, "tf32": 5e-3}
+# The tensor-core tiles as the tuner's shape classes, searched on NVIDIA devices whose probe
+# passes: tuned entries gemm/float64/mma_f64, gemm/float32/mma_3xtf32 and .../mma_tf32 come
+# before MMA_TILES' (where their probe passes too). The mma shape stays the built-in
+# entry's; switches are 0 or 1.
+MMA_CLASSES = {"mma_f64": "f64", "mma_3xtf32": "3xtf32", "mma_tf32": "tf32"}
+_MMA_SPACE = dict(wm=(1, 2, 4), wn=(1, 2, 4), copy=("regs", "async"), stages=(2, 3, 4),
+                  group_m=(0, 8, 16), swizzle=(0, 1), pipeline=(0, 1))
+GEMM_SPACE["nvidia"] = dict(
+    GEMM_SPACE["gpu"], mma_f64=dict(_MMA_SPACE, bm=(64, 128), bn=(64, 128), bk=(8, 16)),
+    mma_3xtf32=dict(_MMA_SPACE, bm=(64, 128), bn=(64, 128), bk=(8, 16)),
+    mma_tf32=dict(_MMA_SPACE, bm=(64, 128), bn=(128, 256), bk=(8, 16, 32)))
 # Size bounds: beyond them a work-item's unrolled code compiles for minutes.
 MAX_OUTPUTS = 256  # accumulators per work-item
 MAX_LOADS = 256  # elements of A and B a work-item stages per k step
@@ -121,6 +176,7 @@ GEMV_SHAPES = {
 }
 
 _REAL = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+_epoch = [0]  # forget_plans() moves it on
 
 
 def _acc_dtype(dt):
@@ -150,34 +206,85 @@ def gemm_class(ctx):
     return _vendor_class(ctx.device.vendor) if cls == "gpu" else cls
 
 
-def shape_classes(cls, dtype):
-    """The shape classes gemm_into takes products of dtype to on devices of class cls."""
+def shape_classes(cls, dtype, mma=True):
+    """The shape classes gemm_into takes products of dtype to on devices of class cls (with
+    the tensor-core ones, MMA_CLASSES, where `mma`)."""
+    dt = np.dtype(dtype)
     tiles = GEMM_TILES[cls]
-    if "direct" in tiles and np.dtype(dtype) in _REAL[1:]:
+    if "direct" in tiles and dt in _REAL[1:]:
         return ["direct"]
-    return [s for s in ("big", "small", "column") if s in tiles]
+    found = [s for s in ("big", "medium", "small", "column", "tiny") if s in tiles
+             and (s != "tiny" or dt in _REAL[1:])]
+    return found + [s for s in MMA_CLASSES if mma and s in GEMM_SPACE.get(cls, {})
+                    and (MMA_CLASSES[s] == "f64") == (dt == _REAL[2]) and dt in _REAL[1:]]
 
 
-def builtin_tile(cls, dtype, shape_class):
-    """GEMM_TILES' entry for a shape class (direct: per dtype)."""
+def builtin_tile(cls, dtype, shape_class, ctx=None):
+    """GEMM_TILES' entry for a shape class (direct, tiny: per dtype); for MMA_CLASSES the
+    MMA_TILES entry of ctx's compute capability (without ctx: the newest), switches as 0/1.
+    KeyError where the class has no entry for dtype on cls devices."""
+    if shape_class in MMA_CLASSES:
+        if shape_class not in shape_classes(cls, dtype):
+            raise KeyError(shape_class)
+        tiles = MMA_TILES[MMA_CLASSES[shape_class]]
+        cc = _nv_capability(ctx) if ctx is not None else None
+        major = max((v for v in tiles if cc is None or v <= cc[0]), default=min(tiles))
+        return {k: int(v) if isinstance(v, bool) else v for k, v in tiles[major].items()}
     entry = GEMM_TILES[cls][shape_class]
-    return entry[np.dtype(dtype).name] if shape_class == "direct" else entry
+    return entry[np.dtype(dtype).name] if shape_class in DIRECT_CLASSES else entry
 
 
-def _tile(ctx, dtype, m, n):
-    """The parameters of the shape class an m x n product of dtype takes on ctx's device: the
-    device's tuned entry (gpuarr.tuning), else GEMM_TILES'."""
-    cls = gemm_class(ctx)
-    tuned = tuning.entries(ctx, "gemm", dtype, cls)
-    tiles = GEMM_TILES[cls]
-    if "direct" in tiles and dtype in _REAL[1:]:
-        return tuned.get("direct") or tiles["direct"][dtype.type.__name__]  # .name is slow
+def _tiles(ctx, dtype, cls):
+    """{shape class: params} for dtype on ctx's device: tuned entries over GEMM_TILES' (kept
+    in ctx.plans)."""
+    key = ("gpuarr.blas.tiles", tuning.generation(), _epoch[0], dtype, cls)
+    found = ctx.plans.get(key)
+    if found is None:
+        found = {s: builtin_tile(cls, dtype, s) for s in shape_classes(cls, dtype, False)}
+        found.update((s, v) for s, v in tuning.entries(ctx, "gemm", dtype, cls).items()
+                     if s not in MMA_CLASSES)
+        ctx.plans[key] = found
+    return found
+
+
+def _tile_cost(units, cls, shape_class, tile, m, n, k, batch=1):
+    """The estimated time of a batch of m x n x k products with a tile of `shape_class` on a
+    device of `units` compute units: the waves of work-groups they run, GEMM_EFFICIENCY's
+    `per_unit` at once on each, a wave taking their multiply-adds over the class's relative
+    throughput (fewer than per_unit work-groups do not run faster: they hide less
+    latency)."""
+    eff, per_unit = GEMM_EFFICIENCY[cls][shape_class]
+    if shape_class in DIRECT_CLASSES:
+        mwg, nwg = tile["mwi"] * DIRECT_GROUP[0], tile["nwi"] * DIRECT_GROUP[1]
+    elif "bm" in tile:  # the tensor-core tiles
+        mwg, nwg = tile["bm"], tile["bn"]
+    else:
+        mwg, nwg = tile["mwg"], tile["nwg"]
+    groups = -(-m // mwg) * -(-n // nwg) * batch
+    waves = -(-groups // (units * per_unit))
+    return waves * per_unit * mwg * nwg * max(k, 1) / eff
+
+
+def _tiled_classes(tiles, m, n):
+    """The tiled shape classes that may take an m x n product: "column" for one column, the
+    big and medium tiles where m and n fill one, "small" always."""
     if n == 1 and "column" in tiles:
-        return tuned.get("column") or tiles["column"]
-    big = tuned.get("big") or tiles["big"]
-    if m >= big["mwg"] and n >= big["nwg"]:
-        return big
-    return tuned.get("small") or tiles["small"]
+        return ("column",)
+    return [s for s in ("big", "medium", "small") if s in tiles and
+            (s == "small" or (m >= tiles[s]["mwg"] and n >= tiles[s]["nwg"]))]
+
+
+def _tile(ctx, dtype, m, n, k=256, batch=1):
+    """The parameters of the tiled (or, on CPUs, direct) shape class an m x n product of
+    dtype takes on ctx's device (the least _tile_cost): the device's tuned entry
+    (gpuarr.tuning), else GEMM_TILES'."""
+    cls = gemm_class(ctx)
+    tiles = _tiles(ctx, dtype, cls)
+    if "direct" in tiles:
+        return tiles["direct"]
+    return tiles[min(_tiled_classes(tiles, m, n),
+                     key=lambda s: _tile_cost(ctx.device.compute_units, cls, s, tiles[s], m, n,
+                                             k, batch))]
 
 
 def _show(params):
@@ -186,7 +293,7 @@ def _show(params):
 
 def check_tile(ctx, dtype, shape_class, params, cls=None):
     """Raise ArgumentError unless `params` are parameters that the template of `shape_class`
-    (kernels/gemm.cl.mako, or gemm_direct.cl.mako for "direct") accepts for dtype on ctx's
+    (kernels/gemm.cl.mako, or gemm_direct.cl.mako for DIRECT_CLASSES) accepts for dtype on ctx's
     device: the keys of the built-in entry and of GEMM_SPACE, the templates' asserts, the
     device's work-group size and local memory, MAX_OUTPUTS and MAX_LOADS."""
     cls = cls or gemm_class(ctx)
@@ -215,7 +322,9 @@ def check_tile(ctx, dtype, shape_class, params, cls=None):
         if isinstance(builtin.get(key), int) and (type(value) is not int or value < 0):
             raise ArgumentError(f"{what}: {key}={value!r} must be a non-negative integer")
     p = params
-    if shape_class == "direct":
+    if shape_class in MMA_CLASSES:
+        return _check_mma(ctx, shape_class, p, what)
+    if shape_class in DIRECT_CLASSES:
         if p["nwi"] not in (2, 4, 8, 16) or p["mwi"] < 1:
             raise ArgumentError(f"{what}: mwi={p['mwi']} must be positive and nwi={p['nwi']} "
                                 f"a vector width (2, 4, 8 or 16)")
@@ -253,6 +362,23 @@ def check_tile(ctx, dtype, shape_class, params, cls=None):
                             f"MAX_LOADS={MAX_LOADS}")
 
 
+def _check_mma(ctx, shape_class, p, what):
+    """check_tile of the tensor-core classes: the template's own asserts, the work-group
+    size and MAX_OUTPUTS accumulators per lane (local memory: NVIDIA's OpenCL runs past what
+    it reports)."""
+    threads = 32 * p["wm"] * p["wn"]
+    if threads > ctx.max_work_group_size or p["bm"] * p["bn"] // threads > MAX_OUTPUTS:
+        raise ArgumentError(f"{what} {_show(p)}: {threads} work-items of "
+                            f"{p['bm'] * p['bn'] // max(threads, 1)} accumulators, over the "
+                            f"device's max_work_group_size {ctx.max_work_group_size} or "
+                            f"MAX_OUTPUTS={MAX_OUTPUTS}")
+    try:
+        render("gemm_mma.cl.mako", name="gemm_mma", **p, prec=MMA_CLASSES[shape_class],
+               a_mk=True, b_nk=True, vec=1, edge_mn=True, edge_k=True, use_beta=True)
+    except (AssertionError, ValueError, ZeroDivisionError) as e:
+        raise ArgumentError(f"{what} {_show(p)}: the template refuses them ({e})") from None
+
+
 tuning.register("gemm", lambda ctx, dt, shape_class, cls, params:
                 check_tile(ctx, dt, shape_class, params, cls))
 
@@ -272,44 +398,319 @@ def _elements(a):
     return [s // a.itemsize for s in a.strides]
 
 
+# ---------------------------------------------------------------- plans and dispatch
+
+class GemmPlan:
+    """How products of one layout run, decided once and kept in ctx.plans. Either one
+    kernel launch: `launcher` over `size` (work-group `local`) with the arguments `head`
+    (sizes), alpha and beta (converted by `acc` where the kernel takes integers), then a
+    matrix per `slots` entry (operand 0, 1 or 2 of a, b, c; an element offset added to its
+    offset; its strides); or `run(alpha, a, b, beta, c)`, a product of several steps.
+    `family` names the dispatch entry, `params` its kernel parameters."""
+
+    __slots__ = ("acc", "family", "head", "itemsize", "launcher", "local", "params", "pins",
+                 "run", "size", "slots", "tails")
+
+    def __init__(self, family, params=None, run=None, launcher=None, size=None, local=None,
+                 head=(), slots=(), acc=None, itemsize=0):
+        self.family, self.params, self.run = family, params, run
+        self.launcher, self.size, self.local = launcher, size, local
+        self.head, self.slots, self.acc = tuple(head), tuple(slots), acc
+        self.itemsize, self.pins = itemsize, None
+        # a, b, c in order at their own offsets (the common case): their strides
+        plain = [s[:2] for s in self.slots] == [(0, 0), (1, 0), (2, 0)]
+        self.tails = tuple(s[2] for s in self.slots) if plain and itemsize else None
+
+    def launch(self, alpha, a, b, beta, c):
+        """c = alpha * a @ b + beta * c, for a, b, c of this plan's layout (of their own, only
+        storage and offset are read); returns c."""
+        if self.run is not None:
+            return self.run(alpha, a, b, beta, c)
+        if self.acc is not None:
+            alpha, beta = self.acc(alpha), self.acc(beta)
+        sa, sb, sc = a.storage, b.storage, c.storage
+        if self.tails is not None:
+            ta, tb, tc = self.tails
+            size = self.itemsize
+            args = [*self.head, alpha, beta, sa, a.offset // size, *ta, sb, b.offset // size,
+                    *tb, sc, c.offset // size, *tc]
+        else:
+            ops = (a, b, c)
+            args = [*self.head, alpha, beta]
+            for src, delta, tail in self.slots:
+                x = ops[src]
+                args += (x.storage, x.offset // x.dtype.itemsize + delta, *tail)
+        enqueue(sc.context, self.launcher, self.size, self.local, args, (sa, sb), (sc,))
+        return c
+
+    def __repr__(self):
+        shown = f" {_show(self.params)}" if self.params else ""
+        return f"<GemmPlan {self.family}{shown}>"
+
+
+def _one_launch(family, params, kernel, size, local, head, acc, operands):
+    """A GemmPlan of one launch; `operands`: (source index, source array, the view the
+    kernel reads, its strides in the kernel's order) per matrix argument."""
+    slots = [(i, (view.offset - src.offset) // view.itemsize, tuple(tail))
+             for i, src, view, tail in operands]
+    sizes = {src.itemsize for _, src, _, _ in operands}
+    return GemmPlan(family, params, None, kernel, size, local, head, slots,
+                    None if acc.kind == "f" else acc.type, sizes.pop() if len(sizes) == 1 else 0)
+
+
+def _matrices(a, b, c):
+    """gemm_into's operands as _one_launch takes them (strides m/k, k/n, m/n, then batch,
+    then inner batch for 4-d operands)."""
+    return [(i, x, x, (*e[-2:], *e[:-2])) for i, x in enumerate((a, b, c))
+            for e in [_elements(x)]]
+
+
+def forget_plans():
+    """Decide every product again (after a change of GEMM_TILES, GEMV_SHAPES, MMA_TILES,
+    MMA_MID_TILES or GEMM_EFFICIENCY; flags and tuned entries are followed without it)."""
+    _epoch[0] += 1
+
+
+def _state():
+    """What a plan depends on besides the layout: the flags (replaced whole when one
+    changes), the device_class function (tests patch it), the tuned entries' generation and
+    forget_plans(). Plans pin the objects so that their ids stay theirs."""
+    return id(config.flags), id(device_class), tuning.generation(), _epoch[0]
+
+
+def _plan(ctx, a, b, c, use_beta):
+    """The GemmPlan of gemm_into's operands (ctx.plans, else decided and kept)."""
+    key = ("gemm", c.dtype, a.shape, a.strides, b.shape, b.strides, c.shape, c.strides,
+           a.offset & 15, b.offset & 15, use_beta, _state())
+    plan = ctx.plans.get(key)
+    if plan is None:
+        plan = ctx.plans[key] = _decide(ctx, a, b, c, use_beta)
+    return plan
+
+
 def gemm_into(alpha, a, b, beta, c):
     """c[p] = alpha * a[p] @ b[p] + beta * c[p] for 3-d GpuArrays of one dtype (batch p
-    first; a batch stride may be 0). Enqueues and returns c."""
+    first; a batch stride may be 0), or 4-d ones (two batch levels p, q: broadcast batch
+    dimensions that do not collapse into one). Enqueues and returns c. The product runs the
+    plan kept for its layout: one dictionary lookup, then one launch where the plan is one
+    kernel."""
     if c.dtype.kind == "c":
         return _complex_gemm_into(alpha, a, b, beta, c)
-    ctx = check_same_context(a, b, c)
-    _, m, n = c.shape
-    k = a.shape[2]
-    if c.size == 0:
-        return c
-    c._check_writeable()
+    ctx = a.storage.context
+    if b.storage.context is not ctx or c.storage.context is not ctx:
+        check_same_context(a, b, c)
+    if not c._writeable and c.size:
+        c._check_writeable()
+    return _plan(ctx, a, b, c, beta != 0).launch(alpha, a, b, beta, c)
+
+
+class Family(NamedTuple):
+    """An entry of the GEMM dispatch table: whether it can take a problem, its estimated
+    cost (0: a policy that takes every problem it applies to), and the plan it makes."""
+
+    name: str
+    applies: Callable
+    cost: Callable
+    build: Callable
+
+
+class Problem(NamedTuple):
+    """What the dispatch table decides on: gemm_into's operands and what follows from them."""
+
+    ctx: object
+    cls: str  # gemm_class
+    tiles: dict  # {shape class: params}, tuned over built-in
+    a: ArrayBase
+    b: ArrayBase
+    c: ArrayBase
+    batch: int  # products (both levels of 4-d operands)
+    m: int
+    n: int
+    k: int
+    use_beta: bool
+    flat: bool  # one batch level (3-d operands)
+
+
+def _choose(ctx, a, b, c, use_beta, skip=()):
+    """(family, problem): the least-cost entry of FAMILIES that applies (the first of cost 0,
+    in table order), leaving out the entries named in `skip`."""
     dt = c.dtype
     _acc_dtype(dt)  # raises for dtypes without a GEMM
     dtypes.check_device(dt, ctx)
-    if k == 0:  # an empty sum: beta * c
-        return c.fill(0) if beta == 0 else c._assign(UFUNCS["multiply"](c, beta))
-    parts = _split_k_parts(c, k)
-    if parts:
-        return _gemm_split_k(alpha, a, b, beta, c, parts)
-    prec = _mma_precision(dt)
-    if prec:
-        mma = _mma_tile(ctx, prec)
-        if mma and m >= mma["bm"] and n >= mma["bn"]:
-            return _gemm_mma(ctx, alpha, a, b, beta, c, prec, mma)
-    tile = _tile(ctx, dt, m, n)
-    gemv = _gemv_operands(a, b, c)
-    if (_backend(ctx, tile, gemv is not None) == "clblast"
-            and clblast.gemm_into(alpha, a, b, beta, c) is not None):
-        return c  # else a layout or dtype CLBlast cannot take: gpuarr's kernels below
-    if gemv is not None:
-        return _gemv_into(ctx, alpha, gemv[0], gemv[1], beta, gemv[2])
-    if device_class(ctx) == "cpu" and dt in _REAL[1:]:
-        if b.strides[2] != b.itemsize or abs(b.strides[1]) % 4096 == 0:
-            b = _packed(b)  # O(K N)
-        return _gemm_direct(ctx, alpha, a, b, beta, c, tile)
-    if m == 1 and n > 1:  # a row times a matrix: the transposed problem has one column
-        return gemm_into(alpha, b.swapaxes(1, 2), a.swapaxes(1, 2), beta, c.swapaxes(1, 2))
-    return _gemm_tiled(ctx, alpha, a, b, beta, c, tile)
+    cls = gemm_class(ctx)
+    m, n = c.shape[-2:]
+    p = Problem(ctx, cls, _tiles(ctx, dt, cls), a, b, c, math.prod(c.shape[:-2]), m, n,
+                a.shape[-1], use_beta, c.ndim == 3)
+    best, least = None, math.inf
+    for family in FAMILIES:
+        if family.name in skip or not family.applies(p):
+            continue
+        cost = family.cost(p)
+        if cost < least:
+            best, least = family, cost
+            if cost == 0:
+                break
+    return best, p
+
+
+def _decide(ctx, a, b, c, use_beta, skip=()):
+    """The plan of _choose's entry."""
+    family, p = _choose(ctx, a, b, c, use_beta, skip)
+    plan = family.build(p)
+    plan.pins = (config.flags, device_class)
+    return plan
+
+
+def _policy(p):
+    return 0
+
+
+def _nothing(alpha, a, b, beta, c):
+    return c
+
+
+def _k_zero(alpha, a, b, beta, c):
+    """An empty sum: beta * c."""
+    return c.fill(0) if beta == 0 else c._assign(UFUNCS["multiply"](c, beta))
+
+
+def _mma_fits(p):
+    """Tensor cores run products of this precision and size (m, n from their tile up)."""
+    prec = _mma_precision(p.c.dtype)
+    tile = prec and _mma_tile(p.ctx, prec)
+    return bool(tile) and p.m >= tile["bm"] and p.n >= tile["bn"]
+
+
+def _mma_choice(p):
+    """(precision, tile) of a product the tensor cores take: the mid-sized tile where the
+    estimate (_tile_cost) says the big one leaves compute units idle and its probe passes."""
+    prec = _mma_precision(p.c.dtype)
+    big = _mma_tile(p.ctx, prec)
+    cost = functools.partial(_tile_cost, p.ctx.device.compute_units, "gpu", m=p.m, n=p.n,
+                             k=p.k, batch=p.batch)
+    mid = _mma_builtin(MMA_MID_TILES.get(prec, {}), p.ctx)
+    if mid and cost("mma_mid", mid) < cost("mma", big):
+        mid = _mma_probed(p.ctx, prec, "mid", (mid,))
+    return prec, mid if mid and cost("mma_mid", mid) < cost("mma", big) else big
+
+
+def _mma_build(p):
+    return _mma_plan(p.ctx, p.a, p.b, p.c, p.use_beta, *_mma_choice(p))
+
+
+def _clblast_applies(p, flat=True):
+    if p.flat != flat:
+        return False
+    gemv = flat and _gemv_operands(p.a, p.b, p.c) is not None
+    return _backend(p.ctx, _tile(p.ctx, p.c.dtype, p.m, p.n, p.k, p.batch), gemv) == "clblast"
+
+
+def _clblast_build(p):
+    """CLBlast, and where it declines a call (a layout or dtype it cannot take) the plan the
+    table makes without it."""
+    ctx, fallback = p.ctx, []
+
+    def run(alpha, a, b, beta, c):
+        if clblast.gemm_into(alpha, a, b, beta, c) is not None:
+            return c
+        if not fallback:
+            fallback.append(_decide(ctx, a, b, c, beta != 0, skip=("clblast",)))
+        return fallback[0].launch(alpha, a, b, beta, c)
+    return GemmPlan("clblast", run=run)
+
+
+def _direct_applies(p):
+    """The CPU kernel takes float32/64 where B has unit stride along n and rows not a
+    multiple of 4 KiB apart (else "packed" copies B first)."""
+    return "direct" in p.tiles and _direct_layout(p.b)
+
+
+def _direct_layout(b):
+    return b.strides[-1] == b.itemsize and abs(b.strides[-2]) % 4096 != 0
+
+
+def _packed_build(p):
+    """The CPU kernel on a copy of B (_packed), whose layout follows from B's shape."""
+    ctx, tile, plans = p.ctx, p.tiles["direct"], []
+
+    def run(alpha, a, b, beta, c):
+        b = _packed(b)
+        if not plans:
+            plans.append(_direct_plan(ctx, a, b, c, beta != 0, tile))
+        return plans[0].launch(alpha, a, b, beta, c)
+    return GemmPlan("packed", tile, run=run)
+
+
+def _tiny_applies(p):
+    return ("tiny" in p.tiles and p.m * p.n <= TINY_OUTPUTS and p.k <= TINY_K
+            and p.b.strides[-1] == p.b.itemsize)
+
+
+def _tiled(shape_class):
+    """The table's entry of a tiled shape class (kernels/gemm.cl.mako)."""
+    def applies(p):
+        return "direct" not in p.tiles and shape_class in _tiled_classes(p.tiles, p.m, p.n)
+    return Family(shape_class, applies, lambda p: _cost(p, shape_class),
+                  lambda p: _tiled_plan(p.ctx, p.a, p.b, p.c, p.use_beta, p.tiles[shape_class],
+                                        shape_class))
+
+
+def _cost(p, shape_class):
+    return _tile_cost(p.ctx.device.compute_units, p.cls, shape_class, p.tiles[shape_class],
+                      p.m, p.n, p.k, p.batch)
+
+
+def _flattened(alpha, a, b, beta, c):
+    """A product of two batch levels as one level: 3-d views where the levels collapse,
+    copies where not (c's copied back)."""
+    a3, b3, c3 = (x.reshape(-1, *x.shape[2:]) for x in (a, b, c))
+    gemm_into(alpha, a3, b3, beta, c3)
+    if c3.storage is not c.storage:
+        c._assign(c3.reshape(c.shape))
+    return c
+
+
+def _flatten_cost(p):
+    """0 where tensor cores or CLBlast take the one-level product; else a last resort
+    (copies cost more than the portable kernels' two batch levels)."""
+    return 0 if _mma_fits(p) or _clblast_applies(p, flat=False) else _LAST_RESORT
+
+
+def _swapped(alpha, a, b, beta, c):
+    """A row times a matrix as the transposed problem, which has one column."""
+    return gemm_into(alpha, b.swapaxes(1, 2), a.swapaxes(1, 2), beta, c.swapaxes(1, 2))
+
+
+# The GEMM dispatch table. Policies (cost 0) first, in the order they take precedence:
+# nothing to compute, an empty sum, split-K where one accumulator would walk a long k
+# (accuracy), tensor cores where their probe passed, CLBlast where flag blas_backend or a
+# tuned entry asks for it, GEMV for one column of a row-major A (bandwidth-bound already),
+# the CPU kernel; then the portable kernels by estimated cost (_tile_cost). Products of two
+# batch levels (4-d operands) take the entries that read them (direct, tiny, the tiles) or
+# are made one level ("flatten": for tensor cores and CLBlast, else the last resort).
+_LAST_RESORT = 1e300
+FAMILIES = (
+    Family("empty", lambda p: p.c.size == 0, _policy, lambda p: GemmPlan("empty", run=_nothing)),
+    Family("k0", lambda p: p.k == 0, _policy, lambda p: GemmPlan("k0", run=_k_zero)),
+    Family("split_k", lambda p: p.flat and _split_k_parts(p.c, p.k) > 0, _policy,
+           lambda p: GemmPlan("split_k", run=functools.partial(
+               _gemm_split_k, parts=_split_k_parts(p.c, p.k)))),
+    Family("mma", lambda p: p.flat and _mma_fits(p), _policy, _mma_build),
+    Family("flatten", lambda p: not p.flat, _flatten_cost,
+           lambda p: GemmPlan("flatten", run=_flattened)),
+    Family("clblast", _clblast_applies, _policy, _clblast_build),
+    Family("gemv", lambda p: p.flat and _gemv_operands(p.a, p.b, p.c) is not None, _policy,
+           lambda p: _gemv_plan(p.ctx, *_gemv_operands(p.a, p.b, p.c), p.use_beta,
+                                _gemv_order(p.a, p.b, p.c))),
+    Family("direct", _direct_applies, _policy,
+           lambda p: _direct_plan(p.ctx, p.a, p.b, p.c, p.use_beta, p.tiles["direct"])),
+    Family("packed", lambda p: p.flat and "direct" in p.tiles, _policy, _packed_build),
+    Family("row", lambda p: p.flat and p.m == 1 and p.n > 1, _policy,
+           lambda p: GemmPlan("row", run=_swapped)),
+    Family("tiny", _tiny_applies, lambda p: _cost(p, "tiny"),
+           lambda p: _direct_plan(p.ctx, p.a, p.b, p.c, p.use_beta, p.tiles["tiny"], "tiny")),
+    *(_tiled(s) for s in ("big", "medium", "small", "column")),
+)
 
 
 # A long sum of products is split along k into chunks whose partial products are summed by
@@ -380,16 +781,33 @@ def _mma_ok(ctx, prec="f64"):
 
 
 def _mma_tile(ctx, prec):
-    """MMA_TILES[prec]'s entry for ctx's device: an NVIDIA GPU whose compute capability the
-    entry needs, on which the kernel builds and a probe product is right; else None.
-    Probed once per context and precision (ctx.state)."""
-    key = ("gemm_mma", prec)
+    """The tensor-core tile of precision `prec` for ctx's device: its tuned entry (class
+    mma_<prec>), else MMA_TILES' entry for the compute capability, the first whose kernel
+    builds and gets a probe product right on the device (an NVIDIA GPU of a capability an
+    entry needs); else None."""
+    builtin = _mma_builtin(MMA_TILES[prec], ctx)
+    if builtin is None or (prec == "f64" and not ctx.fp64):
+        return None
+    dt = _REAL[2] if prec == "f64" else _REAL[1]
+    return _mma_probed(ctx, prec, "big", lambda: (
+        tuning.lookup(ctx, "gemm", dt, "mma_" + prec, gemm_class(ctx)), builtin))
+
+
+def _mma_builtin(tiles, ctx):
+    """The entry of `tiles` ({least major: tile}) for ctx's compute capability, or None."""
+    cc = _nv_capability(ctx)
+    majors = [v for v in tiles if cc and v <= cc[0]]
+    return tiles[max(majors)] if majors else None
+
+
+def _mma_probed(ctx, prec, which, candidates):
+    """The first of `candidates` (or of what the function returns) whose probe passes, else
+    None; once per context, precision, `which` tile, tuning generation and forget_plans()
+    (ctx.state)."""
+    key = ("gemm_mma", prec, which, tuning.generation(), _epoch[0])
     if key not in ctx.state:
-        cc = _nv_capability(ctx)
-        tiles = MMA_TILES[prec]
-        majors = [v for v in tiles if cc and v <= cc[0]]
-        entry = tiles[max(majors)] if majors and (prec != "f64" or ctx.fp64) else None
-        ctx.state[key] = entry if entry and _mma_probe(ctx, prec, entry) else None
+        found = candidates() if callable(candidates) else candidates
+        ctx.state[key] = next((t for t in found if t and _mma_probe(ctx, prec, t)), None)
     return ctx.state[key]
 
 
@@ -425,9 +843,10 @@ def _vector_width(x, unit_axis, tile_len, most):
     return v
 
 
-def _gemm_mma(ctx, alpha, a, b, beta, c, prec, tile):
-    """GEMM on tensor cores (kernels/gemm_mma.cl.mako) at precision `prec` with `tile`, an
-    entry as MMA_TILES'. Local memory holds each operand along its unit-stride index."""
+def _mma_plan(ctx, a, b, c, use_beta, prec, tile):
+    """The plan of GEMM on tensor cores (kernels/gemm_mma.cl.mako) at precision `prec` with
+    `tile`, an entry as MMA_TILES'. Local memory holds each operand along its unit-stride
+    index."""
     batch, m, n = c.shape
     k = a.shape[2]
     _, a_sm, a_sk = _elements(a)
@@ -439,40 +858,53 @@ def _gemm_mma(ctx, alpha, a, b, beta, c, prec, tile):
               _vector_width(b, 1 if b_nk else 2, tile["bk"] if b_nk else tile["bn"], most))
     params = dict(tile, prec=prec, a_mk=a_mk, b_nk=b_nk, vec=vec,
                   edge_mn=bool(m % tile["bm"] or n % tile["bn"]),
-                  edge_k=bool(k % tile["bk"]), use_beta=beta != 0)
+                  edge_k=bool(k % tile["bk"]), use_beta=use_beta)
     key = ("gemm_mma", tuple(sorted(params.items())))
     arg_dtypes = [np.int32] * 3 + [c.dtype.type] * 2 + ([None] + [np.int64] * 4) * 3
     kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemm_mma.cl.mako", arg_dtypes,
                                                 name="gemm_mma", **params)
     threads = 32 * tile["wm"] * tile["wn"]
     size = (-(-m // tile["bm"]) * threads, -(-n // tile["bn"]), batch)
-    return _launch(ctx, kernel, size, (threads, 1, 1), alpha, a, b, beta, c)
+    return _one_launch("mma", dict(tile, prec=prec), kernel, size, (threads, 1, 1),
+                       (m, n, k), c.dtype, _matrices(a, b, c))
 
 
-def _gemm_tiled(ctx, alpha, a, b, beta, c, tile):
-    """The tiled kernel (kernels/gemm.cl.mako) with `tile`, an entry as GEMM_TILES' (the
-    tuner passes its candidates here)."""
-    batch, m, n = c.shape
-    k = a.shape[2]
+def _gemm_mma(ctx, alpha, a, b, beta, c, prec, tile):
+    """GEMM on tensor cores with `tile` (the probe and the tests pass theirs)."""
+    return _mma_plan(ctx, a, b, c, beta != 0, prec, tile).launch(alpha, a, b, beta, c)
+
+
+def _tiled_plan(ctx, a, b, c, use_beta, tile, family="tiled"):
+    """The plan of the tiled kernel (kernels/gemm.cl.mako) with `tile`, an entry as
+    GEMM_TILES'."""
+    *levels, m, n = c.shape
+    k = a.shape[-1]
     dt = c.dtype
     acc = _acc_dtype(dt)
-    _, a_sm, a_sk = _elements(a)
-    _, b_sk, b_sn = _elements(b)
-    _, c_sm, c_sn = _elements(c)
-    params = dict(tile, dtype=dt.name, acc_dtype=acc.name,
+    a_sm, a_sk = _elements(a)[-2:]
+    b_sk, b_sn = _elements(b)[-2:]
+    c_sm, c_sn = _elements(c)[-2:]
+    two = len(levels) == 2
+    params = dict(tile, dtype=dt.name, acc_dtype=acc.name, **({"batch2": 1} if two else {}),
                   edge_mn=bool(m % tile["mwg"] or n % tile["nwg"]), edge_k=bool(k % tile["kwg"]),
-                  use_beta=beta != 0,
+                  use_beta=use_beta,
                   a_fast="m" if abs(a_sm) == 1 and abs(a_sk) != 1 else "k",
                   b_fast="n" if abs(b_sn) == 1 and abs(b_sk) != 1 else "k",
                   c_fast="m" if abs(c_sm) == 1 and abs(c_sn) != 1 else "n")
     params.pop("backend", None)
     key = ("gemm", tuple(sorted(params.items())))
-    arg_dtypes = [np.int32] * 3 + [acc.type] * 2 + ([None] + [np.int64] * 4) * 3
+    arg_dtypes = [np.int32] * (3 + two) + [acc.type] * 2 + ([None] + [np.int64] * (4 + two)) * 3
     kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemm.cl.mako", arg_dtypes,
                                                 name="gemm", **params)
     threads = tile["mdimc"] * tile["ndimc"]
-    size = (-(-m // tile["mwg"]) * threads, -(-n // tile["nwg"]), batch)
-    return _launch(ctx, kernel, size, (threads, 1, 1), alpha, a, b, beta, c)
+    size = (-(-m // tile["mwg"]) * threads, -(-n // tile["nwg"]), math.prod(levels))
+    return _one_launch(family, tile, kernel, size, (threads, 1, 1), (m, n, k, *levels[1:]),
+                       acc, _matrices(a, b, c))
+
+
+def _gemm_tiled(ctx, alpha, a, b, beta, c, tile):
+    """The tiled kernel with `tile` (the tuner passes its candidates here)."""
+    return _tiled_plan(ctx, a, b, c, beta != 0, tile).launch(alpha, a, b, beta, c)
 
 
 def _complex_gemm_into(alpha, a, b, beta, c):
@@ -499,37 +931,34 @@ def _complex_gemm_into(alpha, a, b, beta, c):
     return c
 
 
-def _launch(ctx, kernel, size, local, alpha, a, b, beta, c):
-    """The GEMM kernels' launch: sizes, alpha and beta (in the accumulator's type: integer
-    kernels take integer scalars), then each matrix as buffer, offset and three strides."""
-    acc = _acc_dtype(c.dtype).type
-    args = [c.shape[1], c.shape[2], a.shape[2], acc(alpha), acc(beta)]
-    for x in (a, b, c):
-        sb, s1, s2 = _elements(x)
-        args += [x.storage, x.offset // x.itemsize, s1, s2, sb]
-    return _enqueue(ctx, kernel, size, local, args, (a, b), c)
-
-
-def _enqueue(ctx, kernel, size, local, args, inputs, out):
-    """Enqueue `kernel` after the last writes of its arrays; `out` records the event."""
-    enqueue(ctx, kernel, size, local, args, [x.storage for x in inputs], [out.storage])
-    return out
+def _direct_plan(ctx, a, b, c, use_beta, shape, family="direct"):
+    """The plan of kernels/gemm_direct.cl.mako ((mwi, nwi) `shape`): B has unit stride
+    along n."""
+    *levels, m, n = c.shape
+    two = len(levels) == 2
+    params = dict(shape, dtype=c.dtype.name, use_beta=use_beta,
+                  c_unit=c.strides[-1] == c.itemsize, **({"batch2": 1} if two else {}))
+    params.pop("backend", None)
+    key = ("gemm_direct", tuple(sorted(params.items())))
+    arg_dtypes = ([np.int32] * (3 + two) + [c.dtype.type] * 2
+                  + ([None] + [np.int64] * (4 + two)) * 3)
+    kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemm_direct.cl.mako", arg_dtypes,
+                                                name="gemm_direct", **params)
+    # Fixed work-groups: PoCL compiles a kernel again for each work-group size it meets (its
+    # choice varies with the global size), 0.3-1 s a size. On CPUs one work-item a group; on
+    # GPUs DIRECT_GROUP, the global size rounded up (work-items past M or N store nothing).
+    size = [-(-m // shape["mwi"]), -(-n // shape["nwi"]), math.prod(levels)]
+    local = (1, 1, 1) if device_class(ctx) == "cpu" else (*DIRECT_GROUP, 1)
+    size[:2] = (-(-s // g) * g for s, g in zip(size[:2], local))
+    return _one_launch(family, shape, kernel, tuple(size), local,
+                       (m, n, a.shape[-1], *levels[1:]), c.dtype, _matrices(a, b, c))
 
 
 def _gemm_direct(ctx, alpha, a, b, beta, c, shape=None):
-    """The CPU kernel (kernels/gemm_direct.cl.mako): B has unit stride along n. `shape`
-    (mwi, nwi) defaults to the device's entry (the tuner passes its candidates)."""
-    batch, m, n = c.shape
-    shape = shape or _tile(ctx, c.dtype, m, n)
-    params = dict(shape, dtype=c.dtype.name, use_beta=beta != 0,
-                  c_unit=c.strides[2] == c.itemsize)
-    params.pop("backend", None)
-    key = ("gemm_direct", tuple(sorted(params.items())))
-    arg_dtypes = [np.int32] * 3 + [c.dtype.type] * 2 + ([None] + [np.int64] * 4) * 3
-    kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemm_direct.cl.mako", arg_dtypes,
-                                                name="gemm_direct", **params)
-    size = (-(-m // shape["mwi"]), -(-n // shape["nwi"]), batch)
-    return _launch(ctx, kernel, size, None, alpha, a, b, beta, c)
+    """The direct kernel; `shape` (mwi, nwi) defaults to the device's entry (the tuner
+    passes its candidates)."""
+    shape = shape or _tile(ctx, c.dtype, c.shape[1], c.shape[2])
+    return _direct_plan(ctx, a, b, c, beta != 0, shape).launch(alpha, a, b, beta, c)
 
 
 def _packed(b):
@@ -559,9 +988,16 @@ def _row_major(a):
     return abs(sk) == 1 and (abs(sm) != 1 or a.shape[1] == 1)
 
 
-def _gemv_into(ctx, alpha, a, b, beta, c):
-    """gemm_into for one column (n == 1) and a row-major a: kernels/gemv.cl.mako, which reads
-    A once, as vectors (bandwidth-bound)."""
+def _gemv_order(a, b, c):
+    """Which of a, b, c each of _gemv_operands' (A, x, y) comes from."""
+    return (0, 1, 2) if _gemv_operands(a, b, c)[0] is a else (1, 0, 2)
+
+
+def _gemv_plan(ctx, a, b, c, use_beta, order=(0, 1, 2)):
+    """The plan of kernels/gemv.cl.mako for one column (n == 1) and a row-major a, which it
+    reads once, as vectors (bandwidth-bound). `order`: the operands of gemm_into that a, b,
+    c are views of."""
+    sources = (a, b, c)
     if a.strides[2] < 0:  # k reversed in both operands: unit stride again
         a, b = a[:, :, ::-1], b[:, ::-1]
     batch, m, _ = c.shape
@@ -588,11 +1024,17 @@ def _gemv_into(ctx, alpha, a, b, beta, c):
     arg_dtypes = [np.int32] * 3 + [acc.type] * 2 + [None, np.int64, np.int64, np.int64] * 3
     kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemv.cl.mako", arg_dtypes,
                                                 name="gemv", **params)
-    args = [m, k, row_items, acc.type(alpha), acc.type(beta)]  # gemv's default beta is 0.0
-    for x in (a, b, c):
-        sb, s1, _ = _elements(x)
-        args += [x.storage, x.offset // x.itemsize, s1, sb]
-    return _enqueue(ctx, kernel, size, (local, 1, 1), args, (a, b), c)
+    operands = [(src, source, x, (s1, sb)) for src, source, x in zip(order, sources, (a, b, c))
+                for sb, s1, _ in [_elements(x)]]
+    # (the plan's slots count operands of gemm_into: a view's offset is its source's plus
+    # the delta)
+    return _one_launch("gemv", params, kernel, size, (local, 1, 1), (m, k, row_items), acc,
+                       operands)
+
+
+def _gemv_into(ctx, alpha, a, b, beta, c):
+    """gemm_into for one column (n == 1) and a row-major a through kernels/gemv.cl.mako."""
+    return _gemv_plan(ctx, a, b, c, beta != 0).launch(alpha, a, b, beta, c)
 
 
 def _as_batch(x):
@@ -692,17 +1134,42 @@ def _check_out(name, out, shape, dt, casting):
 
 def matmul(a, b, out=None):
     """numpy.matmul: 1-d operands promoted and the added axis removed, batch dimensions
-    broadcast; one batched GEMM launch."""
-    a, b = _as_arrays(a, b)
-    ctx = check_same_context(a, b)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ArgumentError("matmul: input operand does not have enough dimensions "
-                            "(0-d arrays: use multiply)")
+    broadcast; one batched GEMM launch. The plan of each layout is kept (ctx.plans): a
+    repeated product costs a dictionary lookup, an allocation and one launch."""
+    if out is None and isinstance(a, ArrayBase) and isinstance(b, ArrayBase):
+        ctx = a.storage.context
+        if b.storage.context is ctx:
+            key = ("matmul", a.shape, a.strides, a.dtype, a.offset & 15, b.shape, b.strides,
+                   b.dtype, b.offset & 15, _state())
+            fast = ctx.plans.get(key)
+            if fast is None:
+                fast = ctx.plans[key] = _matmul_plan(ctx, a, b)
+            if fast:
+                shape, dt, plan = fast
+                return plan.launch(1, a, b, 0, ArrayBase._empty(ctx, shape, dt))
+    return _matmul(a, b, out)
+
+
+def _matmul_plan(ctx, a, b):
+    """(shape, dtype, GemmPlan) of a @ b where one launch on a, b and a new C-contiguous
+    result does it (same dtypes, batch dimensions of at most two levels), else False."""
+    if a.ndim == 0 or b.ndim == 0 or (a.ndim == 1 and b.ndim == 1):
+        return False
     dt = _matmul_dtype(a.dtype, b.dtype)
-    if a.ndim == 1 and b.ndim == 1 and a.shape == b.shape and dt in _REAL[1:]:
-        result = _dot_kernel(dt)(a.astype(dt, copy=False), b.astype(dt, copy=False))
-        return result if out is None else _check_out("matmul", out, (), dt,
-                                                     "same_kind")._assign(result)
+    if a.dtype != dt or b.dtype != dt or dt.kind == "c":
+        return False
+    av, bv, shape, levels = _matmul_operands(a, b)
+    if av is None:
+        return False
+    result = ArrayBase._empty(ctx, shape, dtypes.check_device(dt, ctx))
+    plan = _plan(ctx, av, bv, _result_view(result, levels, av, bv), False)
+    return False if plan.run is not None else (shape, dt, plan)
+
+
+def _matmul_operands(a, b, copy=False):
+    """a @ b as a batched product: views of a and b with one batch level, (batch, *core), or
+    two where the batch dimensions collapse into two but not one (else copies with `copy`,
+    None without); the result's shape and the batch levels' sizes."""
     a2 = a._view((1, a.shape[0]), (0, a.strides[0])) if a.ndim == 1 else a
     b2 = b._view((b.shape[0], 1), (b.strides[0], 0)) if b.ndim == 1 else b
     if a2.shape[-1] != b2.shape[-2]:
@@ -716,29 +1183,52 @@ def matmul(a, b, out=None):
         shape = shape[:-2] + shape[-1:]
     if b.ndim == 1:
         shape = shape[:-1]
-    result = ArrayBase._empty(ctx, shape, dtypes.check_device(dt, ctx))
-    batch = math.prod(batch_shape)
-    a2, b2 = a2.astype(dt, copy=False), b2.astype(dt, copy=False)
-    if batch_shape:
-        a3, b3 = _batched(a2, batch_shape, (m, k)), _batched(b2, batch_shape, (k, n))
-    else:  # (the common product: 3-d views without broadcasting)
-        a3, b3 = a2._view((1, m, k), (0, *a2.strides)), b2._view((1, k, n), (0, *b2.strides))
+    if not batch_shape:  # (the common product: 3-d views without broadcasting)
+        return (a2._view((1, m, k), (0, *a2.strides)), b2._view((1, k, n), (0, *b2.strides)),
+                shape, (1,))
+    ab, bb = broadcast_to(a2, (*batch_shape, m, k)), broadcast_to(b2, (*batch_shape, k, n))
+    dims, (sa, sb) = elemwise.collapse(list(batch_shape), [list(ab.strides[:-2]),
+                                                           list(bb.strides[:-2])])
+    if len(dims) > 2:
+        if not copy:
+            return None, None, shape, ()
+        batch = math.prod(batch_shape)
+        ab, bb = ab.copy().reshape(batch, m, k), bb.copy().reshape(batch, k, n)
+        return ab, bb, shape, (batch,)
+    dims = dims or [1]
+    sa, sb = sa or [0], sb or [0]
+    return (ab._view((*dims, m, k), (*sa, *ab.strides[-2:])),
+            bb._view((*dims, k, n), (*sb, *bb.strides[-2:])), shape, tuple(dims))
+
+
+def _result_view(result, levels, av, bv):
+    """The C-contiguous `result` as the product's output: (*levels, m, n)."""
+    m, n = av.shape[-2], bv.shape[-1]
     size = result.itemsize
-    gemm_into(1, a3, b3, 0, result._view((batch, m, n), (m * n * size, n * size, size)))
+    return result._view((*levels, m, n), (*(s * m * n * size for s in (
+        (levels[1], 1) if len(levels) == 2 else (1,))), n * size, size))
+
+
+def _matmul(a, b, out):
+    """matmul's general path: host operands, mixed dtypes, 1-d dot products, out=, batch
+    dimensions that need copies."""
+    a, b = _as_arrays(a, b)
+    ctx = check_same_context(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ArgumentError("matmul: input operand does not have enough dimensions "
+                            "(0-d arrays: use multiply)")
+    dt = _matmul_dtype(a.dtype, b.dtype)
+    if a.ndim == 1 and b.ndim == 1 and a.shape == b.shape and dt in _REAL[1:]:
+        result = _dot_kernel(dt)(a.astype(dt, copy=False), b.astype(dt, copy=False))
+        return result if out is None else _check_out("matmul", out, (), dt,
+                                                     "same_kind")._assign(result)
+    a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
+    av, bv, shape, levels = _matmul_operands(a, b, copy=True)
+    result = ArrayBase._empty(ctx, shape, dtypes.check_device(dt, ctx))
+    gemm_into(1, av, bv, 0, _result_view(result, levels, av, bv))
     if out is not None:
         return _check_out("matmul", out, shape, dt, "same_kind")._assign(result)
     return result
-
-
-def _batched(x, batch_shape, core):
-    """x broadcast to batch_shape + core, as a 3-d (batch, *core) view (a copy only where the
-    batch dimensions do not collapse into one stride)."""
-    x = broadcast_to(x, (*batch_shape, *core))
-    batch = math.prod(batch_shape)
-    dims, (strides,) = elemwise.collapse(list(batch_shape), [list(x.strides[:-2])])
-    if len(dims) <= 1:
-        return x._view((batch, *core), (strides[0] if dims else 0, *x.strides[-2:]))
-    return x.copy().reshape(batch, *core)
 
 
 def tensordot(a, b, axes=2):

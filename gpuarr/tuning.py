@@ -32,8 +32,8 @@ from .errors import GpuArrayError, UnsafeDirectoryError
 
 __all__ = [
     "FORMAT", "MAX_FILE_BYTES", "MAX_PARAM", "SHIPPED_DIR", "TuningWarning", "device_id",
-    "device_key", "entries", "entry_key", "lookup", "record", "register", "reload", "store",
-    "stored", "user_dir", "user_path",
+    "device_key", "entries", "entry_key", "generation", "lookup", "record", "register",
+    "reload", "store", "stored", "user_dir", "user_path",
 ]
 
 FORMAT = 1
@@ -64,6 +64,11 @@ def reload():
     global _generation
     _generation += 1
     _files.clear()
+
+
+def generation():
+    """A number that reload() moves on: in the keys of what is decided from tuned entries."""
+    return _generation
 
 
 def _warn(message):

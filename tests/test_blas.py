@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from conftest import using_flags
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -462,3 +463,246 @@ def test_gemm_random_layouts(ctx, device_class, m, n, k, trans_a, trans_b, layou
     blas.gemm(alpha, ga_, gb, beta, view, trans_a=trans_a, trans_b=trans_b, overwrite_c=True)
     expected = alpha * _wide(a) @ b + beta * c
     _close(buf, _expect_buffer(host, pick, expected), np.float32, k)
+
+
+# ---------------------------------------------------------------- small shapes, every size
+
+SWEEP = (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 127, 128, 129,
+         191, 255, 256, 257, 383, 511, 513, 767, 1023, 1024, 1025, 1100)
+
+
+@pytest.mark.parametrize("sizes", [SWEEP, pytest.param(range(1, 1101), marks=pytest.mark.slow)],
+                         ids=["sampled", "every"])
+@pytest.mark.parametrize("dim", ["m", "n", "k"])
+def test_small_shape_sweep(ctx, device_class, dim, sizes):
+    """M, N or K over 1..1100 with the other two at 40 and 64, on views into one matrix (row
+    stride 1100, offsets): the tiny direct kernel (GPU), the small, medium and big tiles or
+    the CPU kernel, as the table picks them, against numpy."""
+    fixed = {"m": dict(n=64, k=40), "n": dict(m=40, k=64), "k": dict(m=64, n=40)}[dim]
+    ha, hb = _data((1101, 1101), np.float32, 3), _data((1101, 1101), np.float32, 4)
+    da, db = ga.asarray(ha, context=ctx), ga.asarray(hb, context=ctx)
+    wa, wb = _wide(ha), _wide(hb)  # (numpy's float64 @ float32 does not use BLAS: slow)
+    families = set()
+    for size in sizes:
+        m, n, k = (dict(fixed, **{dim: size})[d] for d in "mnk")
+        o = size % 2  # the same layout at two offsets: one plan serves both
+        got = (da[o:o + m, o:o + k] @ db[:k, o:o + n]).get()
+        want = wa[o:o + m, o:o + k] @ wb[:k, o:o + n]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * k ** 0.5,
+                                   err_msg=f"m, n, k = {m}, {n}, {k}")
+        families.add(blas._choose(ctx, *_as_batches(da[:m, :k], db[:k, :n]), False)[0].name)
+    # the GPU table takes small products to the tiny kernel, the others to tiles
+    assert "direct" in families if device_class == "cpu" else (
+        "tiny" in families and families & {"small", "medium", "big"}), families
+
+
+def _as_batches(a, b):
+    """The 3-d operands, and a C-contiguous 3-d output, of a @ b for blas._choose."""
+    c = ga.empty((a.shape[0], b.shape[1]), a.dtype, context=a.context)
+    return blas._as_batch(a), blas._as_batch(b), blas._as_batch(c)
+
+
+# ---------------------------------------------------------------- plans and the dispatch table
+
+def _counting(monkeypatch):
+    """(decisions, launches): the calls of blas._decide and the families of the plans
+    launched, from now on."""
+    decisions, launches = [], []
+    decide, launch = blas._decide, blas.GemmPlan.launch
+
+    def counted_decide(*args, **kw):
+        decisions.append(args[1:4])
+        return decide(*args, **kw)
+
+    def counted_launch(plan, *args):
+        launches.append(plan.family)
+        return launch(plan, *args)
+
+    monkeypatch.setattr(blas, "_decide", counted_decide)
+    monkeypatch.setattr(blas.GemmPlan, "launch", counted_launch)
+    return decisions, launches
+
+
+def test_repeated_product_runs_its_plan(ctx, device_class, monkeypatch):
+    """The dispatch table decides once per layout: a repeated product (at other offsets of
+    the same alignment too) runs the kept plan, one launch a call; another layout, another
+    dtype or other flags decide again."""
+    decisions, launches = _counting(monkeypatch)
+    h = _data((40, 40), np.float32, 90)
+    buf = ga.asarray(h, context=ctx)
+    for row in (0, 4, 8, 0):  # rows of 160 bytes: offsets alike modulo 16 bytes
+        a, b = buf[row:row + 16, :16], buf[row + 1:row + 17, 1:18]
+        _close(a @ b, _wide(h[row:row + 16, :16]) @ h[row + 1:row + 17, 1:18], np.float32, 16)
+    assert len(decisions) == 1 and len(launches) == 4 and len(set(launches)) == 1
+    _close(buf[:16, :16].T @ buf[:16, :17], _wide(h[:16, :16]).T @ h[:16, :17], np.float32, 16)
+    assert len(decisions) == 2 and len(launches) == 5
+    h64 = h.astype(np.float64)
+    if ctx.fp64:
+        _close(ga.asarray(h64, context=ctx) @ ga.asarray(h64, context=ctx), h64 @ h64,
+               np.float64, 40)
+        assert len(decisions) == 3
+    before = len(decisions)
+    with using_flags("gemm_precision=fp32,print_active_device=False"):
+        _close(buf[:16, :16] @ buf[1:17, 1:18], _wide(h[:16, :16]) @ h[1:17, 1:18],
+               np.float32, 16)
+    assert len(decisions) == before + 1
+
+
+def test_plan_reads_only_storage_and_offset(ctx, device_class):
+    """A kept plan launched on other arrays of its layout (other storages, offsets, values)
+    computes their product, gemv's swapped operands and reversed k included."""
+    for shape_a, shape_b in (((9, 20), (20, 7)), ((1, 30), (30, 5)), ((6, 30), (30, 1))):
+        for seed in range(3):
+            a, b = _data(shape_a, np.float32, seed), _data(shape_b, np.float32, seed + 9)
+            pad = np.zeros((3 + seed, shape_a[1]), np.float32)  # the offset moves
+            da = ga.asarray(np.concatenate([pad, a]), context=ctx)[3 + seed:]
+            _close(da @ ga.asarray(b, context=ctx), _wide(a) @ b, np.float32, shape_a[1])
+    h = _data((5, 40), np.float32, 91)
+    x = _data(40, np.float32, 92)
+    d = ga.asarray(h, context=ctx)
+    for lo in (0, 1):
+        got = blas.gemv(1.0, d[lo:lo + 4, ::-1], ga.asarray(x[::-1].copy(), context=ctx))
+        _close(got, _wide(h[lo:lo + 4, ::-1]) @ x[::-1], np.float32, 40)
+
+
+def _family(ctx, monkeypatch, cls, a, b, dtype=np.float32):
+    """The dispatch table's entry for a @ b (host shapes, or views) on a device of class cls."""
+    monkeypatch.setattr(blas, "device_class", lambda c: cls)
+    to = lambda x: x if isinstance(x, ga.GpuArray) else ga.zeros(x, dtype, context=ctx)  # noqa: E731
+    return blas._choose(ctx, *_as_batches(to(a), to(b)), False)[0].name
+
+
+def test_dispatch_table_choices(ctx, monkeypatch):
+    """Which entry takes a product: the CPU kernel (B packed first where its layout needs
+    it), the tiny direct kernel for small GPU products, GEMV for a row-major column,
+    split-K for a long k, tensor cores where the probe passed (and only from their tile
+    up), CLBlast under its flag; the tiles by estimated cost."""
+    pick = lambda *args, **kw: _family(ctx, monkeypatch, *args, **kw)  # noqa: E731
+    assert pick("cpu", (16, 16), (16, 16)) == "direct"
+    assert pick("cpu", (16, 16), ga.zeros((16, 16), np.float32, context=ctx).T) == "packed"
+    assert pick("cpu", (80, 80), (80, 80), np.float16) == "big"
+    assert pick("cpu", (30, 80), (80, 80), np.float16) == "small"
+    assert pick("gpu", (16, 16), (16, 16)) == "tiny"
+    assert pick("gpu", (64, 64), (64, 64)) == "tiny"
+    assert pick("gpu", (16, 16), ga.zeros((16, 16), np.float32, context=ctx).T) == "small"
+    assert pick("gpu", (16, 16), (16, 16), np.float16) == "small"
+    assert pick("gpu", (1024, 1024), (1024, 1024)) in ("big", "medium")
+    assert pick("gpu", (300, 40), (40, 1)) == "gemv"
+    # x @ A where A's transpose is row-major: GEMV; else the transposed problem's column
+    assert pick("gpu", (1, 40), ga.zeros((300, 40), np.float32, context=ctx).T) == "gemv"
+    assert pick("gpu", (1, 40), (40, 300)) == "row"
+    long = ga.broadcast_to(ga.zeros((1, 8), np.float32, context=ctx), (1 << 20, 8))
+    assert pick("gpu", long.T, long) == pick("cpu", long.T, long) == "split_k"
+    tile = dict(blas.MMA_TILES["3xtf32"][8], bm=128, bn=128)
+    monkeypatch.setattr(blas, "_mma_tile", lambda c, prec: tile)
+    assert pick("nvidia", (128, 64), (64, 128)) == "mma"
+    assert pick("nvidia", (4096, 4096), (4096, 4096)) == "mma"
+    assert pick("nvidia", (127, 64), (64, 4096)) != "mma"
+    assert pick("nvidia", long.T, long) == "split_k"
+    # two batch levels (4-d operands): made one level for tensor cores, else read as they are
+    a4 = ga.broadcast_to(ga.zeros((3, 1, 128, 64), np.float32, context=ctx), (3, 4, 128, 64))
+    b4 = ga.broadcast_to(ga.zeros((1, 4, 64, 128), np.float32, context=ctx), (3, 4, 64, 128))
+    c4 = ga.empty((3, 4, 128, 128), np.float32, context=ctx)
+    assert blas._choose(ctx, a4, b4, c4, False)[0].name == "flatten"
+    monkeypatch.setattr(blas, "_mma_tile", lambda c, prec: None)
+    assert blas._choose(ctx, a4, b4, c4, False)[0].name in ("big", "medium", "small")
+    with using_flags("blas_backend=clblast,print_active_device=False"):
+        assert pick("nvidia", (128, 64), (64, 128)) == "clblast"
+        assert blas._choose(ctx, a4, b4, c4, False)[0].name == "flatten"  # for CLBlast
+
+
+def test_tile_cost_keeps_every_unit_working():
+    """The estimate prefers tiles that give every compute unit work: on 132 units a 1024^2
+    product takes a tile under the big one, a 4096^2 one the big tile; on 2 units the big
+    tile serves from 256 up; a tiny product takes the direct kernel."""
+    tiles = blas.GEMM_TILES["gpu"]
+
+    def best(units, m, n, k, batch=1):
+        classes = list(blas._tiled_classes(tiles, m, n))
+        if m * n <= blas.TINY_OUTPUTS:
+            classes.append("tiny")
+        tile = lambda s: tiles[s]["float32"] if s == "tiny" else tiles[s]  # noqa: E731
+        return min(classes, key=lambda s: blas._tile_cost(units, "gpu", s, tile(s), m, n, k,
+                                                          batch))
+
+    assert best(132, 1024, 1024, 1024) != "big"
+    assert best(132, 4096, 4096, 4096) == "big"
+    assert best(2, 256, 256, 256) == best(2, 1024, 1024, 1024) == "big"
+    assert best(132, 16, 16, 16) == best(132, 64, 64, 64) == "tiny"
+    assert best(132, 64, 64, 64, batch=16384) != "tiny"  # many tiles: a bigger one
+
+
+# ---------------------------------------------------------------- batches, split-K, long k
+
+@pytest.mark.parametrize("shapes", [((3, 1, 20, 9), (1, 4, 9, 17)), ((3, 1, 20, 9), (4, 9, 17)),
+                                    ((2, 1, 3, 1, 5, 6), (4, 1, 2, 6, 7)),
+                                    ((1, 5, 8, 3), (6, 1, 3, 8))],
+                         ids=["B1-1C", "B1-C", "5d", "1B-C1"])
+def test_batch_broadcasting_views(ctx, device_class, shapes, monkeypatch):
+    """Broadcast batch dimensions (B, 1, m, k) @ (1, C, k, n) and alike, on transposed,
+    offset views, against numpy."""
+    sa, sb = shapes
+    a = _data((*sa[:-2], sa[-1], sa[-2]), np.float32, 93)
+    b = _data((*sb[:-2], sb[-1] + 2, sb[-2]), np.float32, 94)
+    da = ga.asarray(a, context=ctx).swapaxes(-1, -2)  # transposed
+    db = ga.asarray(b, context=ctx)[..., 1:-1, :].swapaxes(-1, -2)  # offset, strided
+    ha, hb = _wide(a).swapaxes(-1, -2), _wide(b)[..., 1:-1, :].swapaxes(-1, -2)
+    for _ in range(2):  # the second time through the kept plans
+        _close(da @ db, ha @ hb, np.float32, sa[-1])
+    # B row-major (what the CPU kernel reads): one launch a product, two batch levels read
+    # as they are (more are copied to one by matmul)
+    db = ga.asarray(np.ascontiguousarray(hb, np.float32), context=ctx)
+    _, launches = _counting(monkeypatch)
+    for _ in range(2):
+        _close(da @ db, ha @ hb, np.float32, sa[-1])
+    assert len(launches) == 2 and "flatten" not in launches, launches
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.complex64, np.float64])
+def test_batch_broadcasting_dtypes(ctx, device_class, dtype):
+    """(B, 1, m, k) @ (1, C, k, n) for integers (the tiles), complex (four real products of
+    two batch levels) and float64."""
+    _fp64(ctx, dtype)
+    a, b = _data((3, 1, 5, 7), dtype, 97), _data((1, 4, 7, 6), dtype, 98)
+    _close(ga.asarray(a, context=ctx) @ ga.asarray(b, context=ctx), _wide(a) @ _wide(b),
+           dtype, 7)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_split_k_matches_the_unsplit_product(ctx, device_class, dtype, monkeypatch):
+    """The split-K plan of a long k and the product without the split agree within the
+    error of the unsplit sum (both against a float64 / longdouble reference)."""
+    _fp64(ctx, dtype)
+    k = 1 << 16
+    h = _data((k, 6), dtype, 95)
+    x = ga.asarray(h, context=ctx)
+    _, launches = _counting(monkeypatch)
+    split = (x.T @ x).get()
+    assert launches[0] == "split_k"
+    monkeypatch.setattr(blas, "_split_k_parts", lambda c, k: 0)
+    blas.forget_plans()
+    plain = (x.T @ x).get()
+    assert "split_k" not in launches[1:]
+    ref = h.T.astype(np.longdouble) @ h.astype(np.longdouble)
+    scale = np.abs(h.T.astype(np.float64)) @ np.abs(h)
+    eps = np.finfo(dtype).eps
+    assert np.all(np.abs(plain - ref) <= k * eps * scale)
+    assert np.all(np.abs(split - plain) <= 2 * k * eps * scale)
+    assert np.all(np.abs(split - ref) <= np.abs(plain - ref).max() + 4 * eps * scale)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_long_k_accuracy_transposed_views(ctx, dtype):
+    """K = 2^20 through transposed and strided views: within a few times numpy's error."""
+    _fp64(ctx, dtype)
+    k = 1 << 20
+    rng = np.random.default_rng(96)
+    h = (rng.standard_normal((6, 2 * k)) + 0.5).astype(dtype)  # stored k-major, every 2nd
+    x = ga.asarray(h, context=ctx)[:, ::2].T  # (k, 6): strides (8 or 16 bytes, row)
+    hx = h[:, ::2].T
+    ref = hx.T.astype(np.longdouble) @ hx.astype(np.longdouble)
+    numpy_err = _rel(hx.T @ hx, ref)
+    tiny = 2e-6 if dtype == np.float32 else 1e-14
+    assert _rel((x.T @ x).get(), ref) <= max(4 * numpy_err, tiny)
+    v = ga.asarray(hx[:, 2].copy(), context=ctx)
+    assert _rel((v @ x).get(), ref[2]) <= max(4 * numpy_err, tiny)

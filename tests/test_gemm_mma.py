@@ -187,6 +187,68 @@ def test_mma_batched_broadcast(ctx, mma, precision):
     assert got.shape == ref.shape and err < _bound(prec, 2e-7, 257)
 
 
+def test_dispatch_table_takes_tensor_cores(ctx, mma, precision, monkeypatch):
+    """Where the probe passed, the dispatch table takes products from the tile up to the
+    tensor cores, batches of two levels as one (copied), smaller products elsewhere; a
+    repeated product runs its kept plan."""
+    prec, tile = mma
+    precision("auto" if prec == "f64" else prec)
+    dt = DTYPE[prec]
+
+    def family(m, n, batch=1, levels=1):
+        a = ga.zeros((batch, m, 40), dt, context=ctx)
+        b = ga.zeros((batch if levels == 1 else 1, 40, n), dt, context=ctx)
+        c = ga.empty((batch, m, n) if levels == 1 else (batch, 2, m, n), dt, context=ctx)
+        if levels == 2:  # (batch, 1, m, k) @ (1, 2, k, n)
+            a = ga.broadcast_to(a[:, None], (batch, 2, m, 40))
+            b = ga.broadcast_to(b[None], (batch, 2, 40, n))
+        return blas._choose(ctx, a, b, c, False)[0].name
+
+    assert family(tile["bm"], tile["bn"]) == family(4096, 4096) == "mma"
+    assert family(tile["bm"], tile["bn"], batch=3) == "mma"
+    assert family(tile["bm"] - 1, tile["bn"]) != "mma"
+    assert family(tile["bm"], tile["bn"], batch=3, levels=2) == "flatten"
+    launches = []
+    real = blas.GemmPlan.launch
+    monkeypatch.setattr(blas.GemmPlan, "launch",
+                        lambda plan, *args: launches.append(plan.family) or real(plan, *args))
+    a = ga.asarray(_data((tile["bm"], 64), 17, dt), context=ctx)
+    b = ga.asarray(_data((64, tile["bn"]), 18, dt), context=ctx)
+    for _ in range(3):
+        a @ b
+    assert launches == ["mma"] * 3
+
+
+def test_mid_sized_products_take_the_mid_tile(ctx, monkeypatch, request):
+    """The tensor-core tile by estimate: the mid tile where the big one leaves most of 132
+    compute units idle (128 to 1024), the big one from 2048 and for big batches; the mid
+    tile only where its own probe passes. Every MMA_MID_TILES entry passes the template."""
+    for prec, tiles in blas.MMA_MID_TILES.items():
+        shape_class = f"mma_{prec}"
+        dt = "float64" if prec == "f64" else "float32"
+        for tile in tiles.values():
+            switches = {k: int(v) if isinstance(v, bool) else v for k, v in tile.items()}
+            blas.check_tile(ctx, dt, shape_class, switches, "nvidia")
+    request.addfinalizer(blas.forget_plans)  # the pretended probes are not kept
+    monkeypatch.setattr(ctx, "device", dataclasses.replace(ctx.device, compute_units=132))
+    monkeypatch.setattr(blas, "_nv_capability", lambda c: (9, 0))
+    passing = {64, 128}  # the tiles (by bm) whose probe passes
+    monkeypatch.setattr(blas, "_mma_probe", lambda c, prec, tile: tile["bm"] in passing)
+
+    def bm(side, dtype=np.float32, batch=1):
+        c = ga.empty((1, 1, 1), dtype, context=ctx)
+        p = blas.Problem(ctx, "nvidia", {}, c, c, c, batch, side, side, side, False, True)
+        return blas._mma_choice(p)[1]["bm"]
+
+    if ctx.fp64:
+        assert bm(256, np.float64) == 64
+    assert bm(128) == bm(256) == bm(1024) == 64
+    assert bm(2048) == bm(4096) == bm(256, batch=64) == 128
+    passing.discard(64)
+    blas.forget_plans()
+    assert bm(256) == 128
+
+
 def _cases(dt):
     """(name, a, b): random; ill-conditioned (rows and columns scaled over 12 decades, entries
     that cancel); large K."""

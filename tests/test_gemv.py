@@ -15,16 +15,18 @@ FLOATS = (np.float16, np.float32, np.float64)
 
 @pytest.fixture(params=["cpu", "gpu"])
 def variant(request, monkeypatch):
-    """Which kernel variant runs; records the calls that reach blas._gemv_into."""
+    """Which kernel variant runs; records the launches of GEMV plans (a repeated product
+    runs its kept plan: each launch counts)."""
     calls = []
-    real = blas._gemv_into
+    real = blas.GemmPlan.launch
 
-    def spy(*args):
-        calls.append(args[1:])
-        return real(*args)
+    def spy(plan, *args):
+        if plan.family == "gemv":
+            calls.append(args)
+        return real(plan, *args)
 
     monkeypatch.setattr(blas, "device_class", lambda ctx: request.param)
-    monkeypatch.setattr(blas, "_gemv_into", spy)
+    monkeypatch.setattr(blas.GemmPlan, "launch", spy)
     return calls
 
 

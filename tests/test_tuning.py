@@ -204,7 +204,8 @@ def test_tiled_kernel_takes_the_stored_entry(cpu, dirs):
 @pytest.mark.parametrize("cls", ["cpu", "gpu", "nvidia"])
 def test_builtin_entries_are_valid(ctx, cls):
     for shape_class in blas.GEMM_TILES[cls]:
-        for dt in (["float32", "float64"] if shape_class == "direct" else ["float16", "float32"]):
+        for dt in (["float32", "float64"] if shape_class in blas.DIRECT_CLASSES
+                   else ["float16", "float32"]):
             blas.check_tile(ctx, dt, shape_class, blas.builtin_tile(cls, dt, shape_class), cls)
 
 
@@ -319,3 +320,59 @@ def test_tune_command_dry_run(ctx, dirs, capsys):
     assert not dirs[0].exists()
     assert cli.main(["tune", "gemm", "--dtype", "int8", "--budget", "1"]) == 2
     assert "takes dtypes" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- small shapes, tensor cores
+
+def test_tuner_searches_the_tiny_class(ctx, dirs, monkeypatch):
+    """The GPU classes include the tiny direct kernel's: timed on 16^3, 40^3 and 64^3 over
+    many calls per sync; its candidates check against numpy like the others."""
+    monkeypatch.setattr(blas, "device_class", lambda c: "gpu")
+    monkeypatch.setattr(autotune.clblast, "available", lambda: False)
+    assert "tiny" in blas.shape_classes("gpu", F32) and "tiny" not in blas.shape_classes(
+        "gpu", F16)
+    (o,) = autotune.tune_gemm(ctx, ["float32"], ["tiny"], budget=3, repeats=1, progress=False)
+    assert o.shapes == [(16, 16, 16), (40, 40, 40), (64, 64, 64)]
+    assert len(o.candidates) == 3 and not any(c.error for c in o.candidates)
+    assert o.builtin.params == blas.GEMM_TILES["gpu"]["tiny"]["float32"]
+    with pytest.raises(ArgumentError, match="no GEMM shape class 'mma_3xtf32'"):
+        autotune.tune_gemm(ctx, ["float32"], ["mma_3xtf32"], budget=1, progress=False)
+
+
+@pytest.mark.parametrize("shape_class", list(blas.MMA_CLASSES))
+def test_mma_classes_are_checked_by_the_template(ctx, shape_class):
+    """The tensor-core tiles as tuner classes: the built-in entries pass check_tile (0/1 for
+    switches), the template's own asserts and the accumulator bound reject the others."""
+    dt = "float64" if shape_class == "mma_f64" else "float32"
+    builtin = blas.builtin_tile("nvidia", dt, shape_class)
+    assert all(type(v) in (int, str) for v in builtin.values())
+    blas.check_tile(ctx, dt, shape_class, builtin, "nvidia")
+    for change, message in ((dict(bk=12), "template refuses"), (dict(wm=3), "template refuses"),
+                            (dict(wm=1, wn=1, bm=128, bn=128), "MAX_OUTPUTS"),
+                            (dict(shape="m8n8k9"), "template refuses"),
+                            (dict(copy="dma"), "template refuses"), (dict(extra=1), "keys")):
+        with pytest.raises(ArgumentError, match=message):
+            blas.check_tile(ctx, dt, shape_class, dict(builtin, **change), "nvidia")
+    with pytest.raises(ArgumentError, match="no such shape class"):
+        blas.check_tile(ctx, dt, shape_class, builtin, "gpu")
+
+
+def test_tuned_mma_tile_comes_first(ctx, dirs, monkeypatch):
+    """A stored tensor-core entry is used where its probe passes, else MMA_TILES' entry;
+    the tuner's candidates for the class are valid, distinct and keep the mma shape."""
+    monkeypatch.setattr(blas, "_nv_capability", lambda c: (9, 0))
+    monkeypatch.setattr(blas, "gemm_class", lambda c: "nvidia")
+    probed = []
+    monkeypatch.setattr(blas, "_mma_probe", lambda c, prec, tile: probed.append(tile) or
+                        tile["bn"] != 96)
+    cands = autotune.candidates(ctx, F32, "mma_3xtf32", 8, seed=1)
+    assert cands[0].params == blas.builtin_tile("nvidia", F32, "mma_3xtf32", ctx)
+    assert len({tuple(sorted(c.params.items())) for c in cands}) == 8
+    for c in cands:
+        blas.check_tile(ctx, F32, "mma_3xtf32", c.params, "nvidia")
+        assert c.params["shape"] == "m16n8k8"
+    tuned = dict(cands[1].params)
+    tuning.store(ctx, {"gemm/float32/mma_3xtf32": _entry(ctx, tuned, "nvidia")})
+    assert blas._mma_tile(ctx, "3xtf32") == tuned and probed[-1] == tuned
+    tuning.store(ctx, {"gemm/float32/mma_3xtf32": _entry(ctx, dict(tuned, bn=96), "nvidia")})
+    assert blas._mma_tile(ctx, "3xtf32") == blas.MMA_TILES["3xtf32"][8]  # its probe failed

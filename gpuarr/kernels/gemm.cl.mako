@@ -24,11 +24,15 @@
 ##   db          two local-memory buffers: the next slice is staged into one while the other
 ##               is read, so each slice needs one barrier instead of two (needs prefetch)
 ##   unroll      unroll the loop over a slice's k (a gain or a loss depending on the tile)
-## Arguments: M, N, K, alpha, beta, A pointer, offset, stride m, stride k, stride batch;
-## B pointer, offset, stride k, stride n, stride batch; C pointer, offset, stride m,
-## stride n, stride batch. Offsets and strides count elements.
+##   batch2      two batch levels (broadcast batch dimensions that do not collapse into
+##               one): batch p of the launch is (p / NB1, p % NB1), each matrix has a stride
+##               per level
+## Arguments: M, N, K, [NB1,] alpha, beta, A pointer, offset, stride m, stride k, stride
+## batch[, stride inner batch]; B pointer, offset, stride k, stride n, stride batch[, ...];
+## C pointer, offset, stride m, stride n, stride batch[, ...]. Offsets and strides count
+## elements.
 ## Defines: __kernel void ${name}(...)
-<%page args="db=0, unroll=0"/>\
+<%page args="db=0, unroll=0, batch2=0"/>\
 <%! import gpuarr.kernels.cltypes as t %>\
 <%
     T = t.ctype(acc_dtype)
@@ -50,18 +54,20 @@
     assert prefetch or not db, "db needs prefetch"
     clamp = lambda i, n: f'min({i}, {n} - 1)' if edge_mn else f'({i})'
     nbuf = 2 if db else 1
+    inner = lambda arg: f', const {arg}' if batch2 else ''
 %>\
 ${t.fp64_pragma([dtype, acc_dtype])}
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel __attribute__((reqd_work_group_size(${threads}, 1, 1)))
-void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T} beta,
+void ${name}(const int M, const int N, const int K${inner('int NB1')},
+             const ${T} alpha, const ${T} beta,
              __global const ${S} *A, const long a_off, const long a_sm, const long a_sk,
-             const long a_sb,
+             const long a_sb${inner('long a_sb1')},
              __global const ${S} *B, const long b_off, const long b_sk, const long b_sn,
-             const long b_sb,
+             const long b_sb${inner('long b_sb1')},
              __global ${S} *C, const long c_off, const long c_sm, const long c_sn,
-             const long c_sb)
+             const long c_sb${inner('long c_sb1')})
 {
     // declared as vectors so that vector reads are aligned; written as scalars
     __local ${TV} Alm_v[${nbuf}][${kwg}][${(mwg + pad) // vw}];
@@ -73,10 +79,17 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
     const int tm = tid / ${ndimc}, tn = tid % ${ndimc};
 % endif
     const int bm = get_group_id(0) * ${mwg}, bn = get_group_id(1) * ${nwg};
+% if batch2:
+    const long p = get_global_id(2), p0 = p / NB1, p1 = p % NB1;
+    A += a_off + p0 * a_sb + p1 * a_sb1;
+    B += b_off + p0 * b_sb + p1 * b_sb1;
+    C += c_off + p0 * c_sb + p1 * c_sb1;
+% else:
     const long batch = get_global_id(2);
     A += a_off + batch * a_sb;
     B += b_off + batch * b_sb;
     C += c_off + batch * c_sb;
+% endif
     ${T} acc[${mwi}][${nwi}];
 % for i in range(mwi):
 % for j in range(nwi):

@@ -6,31 +6,43 @@
 ## columns and rows other work-items own; only N < nwi takes a scalar loop. Batched over
 ## dimension 2 of the launch.
 ## Inputs: name; dtype ('float32' or 'float64'); mwi, nwi (a vector width: 2, 4, 8, 16);
-##   c_unit (C has unit stride along n: vector stores); use_beta (read C).
-## Arguments: as kernels/gemm.cl.mako (M, N, K, alpha, beta, then A, B, C each as pointer,
-##   offset, two strides and a batch stride; B's stride along n must be 1).
+##   c_unit (C has unit stride along n: vector stores); use_beta (read C); batch2 (two batch
+##   levels, as kernels/gemm.cl.mako's).
+## Arguments: as kernels/gemm.cl.mako (M, N, K, [NB1,] alpha, beta, then A, B, C each as
+##   pointer, offset, two strides and a batch stride [and an inner one]; B's stride along n
+##   must be 1).
 ## Defines: __kernel void ${name}(...)
+<%page args="batch2=0"/>\
 <%! import gpuarr.kernels.cltypes as t %>\
 <%
     T = t.ctype(dtype)
     V = T + str(nwi)
+    inner = lambda arg: f', const {arg}' if batch2 else ''
 %>\
 ${t.fp64_pragma([dtype])}
 #pragma OPENCL FP_CONTRACT OFF
 
-__kernel void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T} beta,
+__kernel void ${name}(const int M, const int N, const int K${inner('int NB1')},
+                      const ${T} alpha, const ${T} beta,
                       __global const ${T} *A, const long a_off, const long a_sm, const long a_sk,
-                      const long a_sb,
+                      const long a_sb${inner('long a_sb1')},
                       __global const ${T} *B, const long b_off, const long b_sk, const long b_sn,
-                      const long b_sb,
+                      const long b_sb${inner('long b_sb1')},
                       __global ${T} *C, const long c_off, const long c_sm, const long c_sn,
-                      const long c_sb)
+                      const long c_sb${inner('long c_sb1')})
 {
     const int m0 = get_global_id(0) * ${mwi}, n0 = get_global_id(1) * ${nwi};
+% if batch2:
+    const long p = get_global_id(2), p0 = p / NB1, p1 = p % NB1;
+    A += a_off + p0 * a_sb + p1 * a_sb1;
+    B += b_off + p0 * b_sb + p1 * b_sb1;
+    C += c_off + p0 * c_sb + p1 * c_sb1;
+% else:
     const long batch = get_global_id(2);
     A += a_off + batch * a_sb;
     B += b_off + batch * b_sb;
     C += c_off + batch * c_sb;
+% endif
     if (N >= ${nwi}) {
         // At the ragged edges the vector window shifts left into the matrix and rows past M
         // repeat row M - 1: every work-item runs the vector loop; stores skip what others own.
