@@ -9,7 +9,7 @@ merged table, TABLE, reached through the module's `__getattr__` (PEP 562). docs/
 shows the layers below this module.
 """
 
-from . import blas, collectives, config, errors, linalg, random
+from . import blas, collectives, config, errors, fft, linalg, random
 from .array import (
     GpuArray,
     arange,
@@ -84,5 +84,5 @@ __all__ = [
     "ones_like", "ravel", "reshape", "squeeze", "swapaxes", "transpose", "zeros", "zeros_like",
     "Ufunc", "around", "fix", "imag", "nan_to_num", "real", "round", "where", "ElemwiseKernel",
     "fuse", "einsum", "random", "argpartition", "partition", "searchsorted", "unique",
-    "linalg", "__array_namespace_info__", *TABLE,
+    "linalg", "fft", "__array_namespace_info__", *TABLE,
 ]

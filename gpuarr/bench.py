@@ -30,7 +30,7 @@ import pyopencl.tools as cl_tools
 
 import gpuarr as ga
 
-from . import blas, clblast, collectives, config, sorting
+from . import blas, clblast, collectives, config, fft, sorting
 from .context import get_context, list_devices
 from .errors import GpuArrayError
 
@@ -529,6 +529,59 @@ def _square_matmul(dtype, full, host_max, rtol, extra=None):
                 curated=True, host_max=host_max, want=lambda a: a[:64] @ a,
                 view=lambda c: c[:64], rtol=rtol)
 ALL4 = ("numpy", "gpuarr", "pyopencl", "cupy")
+
+
+def _four_step(impl):
+    """`impl` with gpuarr.fft's four-step split of long rows on (fft.ROWS)."""
+    def make(be, *host):
+        run = impl.make(be, *host)
+
+        def split():
+            saved = dict(fft.ROWS)
+            fft.ROWS.update(cpu=True, gpu=True)
+            try:
+                return run()
+            finally:
+                fft.ROWS.update(saved)
+        return split
+    return Impl(make, lambda be: be.lib == "gpuarr")
+
+
+def _fft_case(title, fn, dtype, param, sizes, shape, label, curated=False, four_step=False):
+    """An FFT case: fn(xp.fft, a) on complex `dtype` data of shape(value); GFLOP/s counts
+    5 N log2 N per transform of N (the customary figure, whatever the algorithm)."""
+    def work(**p):
+        dims = shape(p[param])
+        axes = dims[-2:] if title.startswith("fft2") else dims[-1:]
+        return 5 * math.prod(dims) * sum(math.log2(d) for d in axes)
+
+    def data(**p):
+        return ((_floats(0, *shape(p[param])) + 1j * _floats(0, *shape(p[param]), seed=1))
+                .astype(dtype),)
+    impl = op(lambda xp, a: fn(xp.fft, a))
+    impls = {ALL3: impl, **({"gpuarr:four-step": _four_step(impl)} if four_step else {})}
+    return Case("fft", title, param, sizes, data, impls, work, "FLOP",
+                label=lambda **p: label(p[param]), ref="best", curated=curated,
+                rtol=1e-4 if np.dtype(dtype) == np.complex64 else 1e-10)
+
+
+def _fft_cases(dtype, full_1d, curated):
+    """1-d powers of two, a prime length, 4096 rows of 1024, a square 2-d transform."""
+    name = np.dtype(dtype).name
+    one, two = (lambda f, a: f.fft(a)), (lambda f, a: f.fft2(a))
+    return [
+        _fft_case(f"fft {name}", one, dtype, "n",
+                  _sizes([1 << 10], ([1 << 16, 1 << 20], [1 << 20, 1 << 24]), full_1d),
+                  lambda n: (n,), lambda n: f"{_pow2(n)} {name}", curated, four_step=True),
+        _fft_case(f"fft prime length {name}", one, dtype, "n", _sizes([101], [10007], [10007]),
+                  lambda n: (n,), lambda n: f"{n} {name}"),
+        _fft_case(f"fft batched rows {name}", one, dtype, "rows", _sizes([8], [4096], [4096]),
+                  lambda rows: (rows, 1024), lambda rows: f"{rows} x 1024 {name}"),
+        _fft_case(f"fft2 {name}", two, dtype, "side", _sizes([64], ([1024], [4096]), [4096]),
+                  lambda side: (side, side), lambda side: f"{side}x{side} {name}"),
+    ]
+
+
 _EXP = op(lambda xp, a: xp.exp(a))
 _PYOPENCL_EXP = op(lambda xp, a: clmath.exp(a))
 LOOP = 230_400  # Theano's classic check: exp of 10 * 30 * 768 values
@@ -713,6 +766,10 @@ CASES = [
          lambda n, row: (_index_data(n, row)[1],),
          {ALL3: op(lambda xp, m: xp.nonzero(m)[0])}, lambda n, row: 5 * n,
          label=lambda n, row: f"{_pow2(n)} bool", fixed={"row": 256}),
+    # -- FFT: GFLOP/s as 5 N log2 N
+    *_fft_cases(np.complex64, ([1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24],
+                               [1 << 20, 1 << 22, 1 << 24, 1 << 26]), True),
+    *_fft_cases(np.complex128, ([1 << 16, 1 << 20, 1 << 22], [1 << 20, 1 << 24]), False),
     # -- collectives in one process: bus GB/s, 2 (ranks - 1) / ranks x bytes
     Case("collectives", "all_reduce sum, 2 contexts", "nbytes",
          _sizes([1 << 12], [1 << 22], [1 << 20, 1 << 24, 1 << 26]),

@@ -2,13 +2,13 @@
 
 `__array_function__` looks the numpy function up in one table, generated from names: a
 function of numpy's namespace maps to gpuarr's function of the same name, numpy.linalg's to
-gpuarr.linalg's, except the names in EXCLUDED and gpuarr's not-yet stubs. Calls pass through
-as numpy received them; where numpy's positional parameters and gpuarr's part ways
-(np.zeros_like's 4th is subok, gpuarr's shape) the call is bound by numpy's signature and
-passed by name. A numpy function gpuarr lacks, or an argument its version lacks, raises
-UnsupportedError naming it: a GpuArray never takes a silent round trip through the host
-(`np.asarray(x)` and `x.get()` are the explicit ones). `np.ones(3, like=x)` creates on x's
-device.
+gpuarr.linalg's (numpy.fft's to gpuarr.fft's), except the names in EXCLUDED and gpuarr's
+not-yet stubs. Calls pass through as numpy received them; where numpy's positional
+parameters and gpuarr's part ways (np.zeros_like's 4th is subok, gpuarr's shape) the call is
+bound by numpy's signature and passed by name. A numpy function gpuarr lacks, or an argument
+its version lacks, raises UnsupportedError naming it: a GpuArray never takes a silent round
+trip through the host (`np.asarray(x)` and `x.get()` are the explicit ones). `np.ones(3, like=x)`
+creates on x's device.
 
 numpy's ufuncs arrive through `__array_ufunc__` (gpuarr/ufuncs.py); this module wraps it so
 that np.matmul and np.vecdot reach gpuarr.matmul and gpuarr.vecdot and a ufunc or method
@@ -32,7 +32,7 @@ from .errors import UnsupportedError
 __all__ = ["EXCLUDED", "NAMESPACES", "ArrayFunctionProtocol", "table"]
 
 # numpy namespace -> the gpuarr namespace holding its names
-NAMESPACES = {"numpy": "", "numpy.linalg": ".linalg"}
+NAMESPACES = {"numpy": "", "numpy.linalg": ".linalg", "numpy.fft": ".fft"}
 
 # Names numpy and gpuarr share that must not dispatch, and why. Every shared function name
 # means the same today; a gpuarr function that ever differs from numpy's goes here.
