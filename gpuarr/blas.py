@@ -1270,6 +1270,8 @@ def dot(a, b, out=None):
 
 
 def inner(a, b):
+    """numpy's inner: the sum over the last axes of `a` and `b` (a scalar times an array
+    where either is 0-d)."""
     a, b = _as_arrays(a, b)
     if a.ndim == 0 or b.ndim == 0:
         return UFUNCS["multiply"](a, b)

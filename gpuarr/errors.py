@@ -5,6 +5,8 @@ numpy would raise for the same mistake, so `except ValueError` keeps working.
 Messages say what was wrong, quote the values involved and, where it helps, what to do.
 """
 
+import numpy as np
+
 __all__ = [
     "ArgumentError",
     "ArgumentOverflow",
@@ -23,6 +25,7 @@ __all__ = [
     "GpuArrayError",
     "IndexOutOfRange",
     "KernelBuildError",
+    "LinAlgError",
     "OutOfMemory",
     "ReadOnlyError",
     "ShapeError",
@@ -126,3 +129,9 @@ class ForkedProcessError(GpuArrayError, RuntimeError):
 
 class BufferExportError(UnsupportedError, BufferError):
     """A buffer protocol gpuarr does not offer (DLPack); BufferError, as the Array API asks."""
+
+
+class LinAlgError(GpuArrayError, np.linalg.LinAlgError):
+    """A linear algebra failure numpy reports as numpy.linalg.LinAlgError (a singular matrix,
+    one not positive definite, non-square input), so `except np.linalg.LinAlgError` works;
+    the message names the first failing matrix of a batch."""

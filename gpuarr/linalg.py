@@ -1,34 +1,37 @@
-"""The Array API's linalg extension (and numpy.linalg's names) over gpuarr's kernels.
+"""The Array API's linalg extension and numpy.linalg's names over gpuarr's kernels.
 
-Products come from blas, norms from the reductions, diagonals from views: matmul,
-matrix_transpose, vecdot, tensordot, outer, cross, diagonal, trace, matrix_power (n >= 0),
-vector_norm, matrix_norm (fro, 1, -1, inf, -inf) and numpy's norm. Matrix factorizations
-(inv, solve, svd, cholesky, qr, eigh, det, ...) are not there yet: their names raise
-UnsupportedError (NOT_YET; docs/array_api.md keeps the same list).
+Products come from blas, norms from the reductions, diagonals from views; cholesky, solve,
+inv, det, slogdet, qr and the building blocks (lu_factor, lu_solve, solve_triangular,
+cho_solve) from gpuarr.factorizations, on the device; eigh and eigvalsh too for small
+matrices (Jacobi). Larger eigh and every svd run numpy's LAPACK on the host (docs/linalg.md);
+what builds on them (pinv, lstsq, matrix_rank, the 2 and nuclear norms, cond) does its
+products on the device.
 """
 
 import math
 import numbers
 import operator
+from typing import NamedTuple
 
 import numpy as np
 
-from . import blas, manipulation, reduction
+from . import blas, factorizations, manipulation, reduction
 from .array_api import _pair, matrix_transpose, vecdot
-from .base import asarray, broadcast_to
-from .errors import ArgumentError, ArgumentTypeError, ShapeError, UnsupportedError
+from .base import ArrayBase, asarray, broadcast_to, empty, to_device, zeros
+from .errors import ArgumentError, ArgumentTypeError, LinAlgError, ShapeError, UnsupportedError
 from .ufuncs import UFUNCS, broadcast_shapes
 
-NOT_YET = ("cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_rank", "pinv", "qr",
-           "slogdet", "solve", "svd", "svdvals")
-
+NOT_YET = ()
 
 
 def matmul(x1, x2, /):
+    """The Array API's matmul: gpuarr.matmul (the @ operator)."""
     return blas.matmul(x1, x2)
 
 
 def tensordot(x1, x2, /, *, axes=2):
+    """The Array API's tensordot: the sum of products over `axes` (a count of trailing and
+    leading axes, or two sequences of axes)."""
     return blas.tensordot(x1, x2, axes)
 
 
@@ -74,8 +77,8 @@ def cross(x1, x2, /, *, axis=-1):
 
 
 def matrix_power(a, n):
-    """a @ a @ ... (n times; n = 0 gives identities) by repeated squaring. Negative n needs
-    an inverse, which gpuarr does not compute yet."""
+    """a @ a @ ... (n times; n = 0 gives identities; n < 0: of the inverse) by repeated
+    squaring."""
     x = _matrices(a, "matrix_power")
     try:
         n = operator.index(n)
@@ -84,8 +87,7 @@ def matrix_power(a, n):
     if x.shape[-1] != x.shape[-2]:
         raise ShapeError(f"matrix_power needs square matrices, got shape {x.shape}")
     if n < 0:
-        raise UnsupportedError(f"matrix_power(a, {n}) needs an inverse, which gpuarr does not "
-                               f"compute yet; use n >= 0 or numpy.linalg on the host")
+        x, n = inv(x), -n
     if n == 0:
         eye = manipulation.eye(x.shape[-1], dtype=x.dtype, context=x.context)
         return broadcast_to(eye, x.shape).copy()
@@ -142,15 +144,17 @@ def _real(dt):
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """The `ord`-norm of each matrix (the last two axes): 'fro', 1 / -1 (max / min column
-    sum of |x|), inf / -inf (max / min row sum). 'nuc', 2 and -2 need singular values, which
-    gpuarr does not compute yet."""
+    sum of |x|), inf / -inf (max / min row sum), 2 / -2 (largest / smallest singular value),
+    'nuc' (their sum)."""
     x = _inexact(_matrices(x, "matrix_norm"))
     if isinstance(ord, str) and ord == "fro":
         return UFUNCS["sqrt"](reduction.sum(_squares(x), (-2, -1), keepdims=keepdims))
-    if (isinstance(ord, str) and ord == "nuc") or ord in (2, -2):
-        raise UnsupportedError(f"matrix_norm(ord={ord!r}) needs singular values, which gpuarr "
-                               f"does not compute yet; use 'fro', 1, -1, inf or -inf, or "
-                               f"numpy.linalg.matrix_norm on the host")
+    if (isinstance(ord, str) and ord == "nuc") or (not isinstance(ord, str) and ord in (2, -2)):
+        s = svdvals(x)
+        pick = reduction.sum if isinstance(ord, str) else (
+            reduction.max if ord == 2 else reduction.min)
+        result = pick(s, -1, keepdims=False)
+        return result.reshape((*result.shape, 1, 1)) if keepdims else result
     if isinstance(ord, str) or ord not in (1, -1, math.inf, -math.inf):
         raise ArgumentError(f"matrix_norm: invalid order {ord!r}; use 'fro', 'nuc', 1, -1, 2, "
                             f"-2, inf or -inf")
@@ -187,29 +191,495 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return result.reshape(result.shape[:-2])
 
 
-def _not_yet(name):
-    def fn(*args, **kwargs):
-        raise UnsupportedError(f"gpuarr.linalg.{name} is not implemented yet (gpuarr has no "
-                               f"matrix factorizations); compute it on the host: "
-                               f"numpy.linalg.{name}(x.get())")
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = "Not implemented yet: raises UnsupportedError (docs/array_api.md)."
-    fn.not_implemented = True
-    return fn
+
+# ---------------------------------------------------------------- factorizations
 
 
-cholesky = _not_yet("cholesky")
-det = _not_yet("det")
-eigh = _not_yet("eigh")
-eigvalsh = _not_yet("eigvalsh")
-inv = _not_yet("inv")
-matrix_rank = _not_yet("matrix_rank")
-pinv = _not_yet("pinv")
-qr = _not_yet("qr")
-slogdet = _not_yet("slogdet")
-solve = _not_yet("solve")
-svd = _not_yet("svd")
-svdvals = _not_yet("svdvals")
+class SlogdetResult(NamedTuple):
+    sign: ArrayBase
+    logabsdet: ArrayBase
 
-__all__ = ["cross", "diagonal", "matmul", "matrix_norm", "matrix_power", "matrix_transpose",
-           "norm", "outer", "tensordot", "trace", "vecdot", "vector_norm", *NOT_YET]
+
+class QRResult(NamedTuple):
+    Q: ArrayBase
+    R: ArrayBase
+
+
+class EighResult(NamedTuple):
+    eigenvalues: ArrayBase
+    eigenvectors: ArrayBase
+
+
+class SVDResult(NamedTuple):
+    U: ArrayBase
+    S: ArrayBase
+    Vh: ArrayBase
+
+
+def _dtype(x, name):
+    """The dtype `name` computes in: x's for float32/64 and complex64/128; integers and bools
+    as float64 (float32 on a device without float64), as numpy."""
+    dt = x.dtype
+    if dt.kind in "fc" and dt.itemsize >= 4:
+        return dt
+    if dt.kind in "biu":
+        return np.dtype(np.float64 if x.context.fp64 else np.float32)
+    raise UnsupportedError(f"{name}: array type {dt} is unsupported in linalg; cast to "
+                           f"float32 or float64")
+
+
+def _stack(x, name, square=True):
+    """x as an array of matrices (LinAlgError, as numpy, when it is not) and its dtype."""
+    x = asarray(x)
+    if x.ndim < 2:
+        raise LinAlgError(f"{name}: {x.ndim}-dimensional array given (shape {x.shape}); the "
+                          f"array must be at least two-dimensional")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise LinAlgError(f"{name}: last 2 dimensions of the array must be square, got shape "
+                          f"{x.shape}")
+    return x, _dtype(x, name)
+
+
+def _work(x, dt, batch=None):
+    """A C-contiguous copy of x (broadcast to `batch` + its matrix shape) as (p, m, n)."""
+    m, n = x.shape[-2:]
+    batch = x.shape[:-2] if batch is None else batch
+    if x.shape[:-2] != tuple(batch):
+        x = broadcast_to(x, (*batch, m, n))
+    w = x.astype(dt, order="C")
+    return w.reshape(math.prod(batch), m, n)
+
+
+def _info(x, p):
+    return zeros((p,), np.int32, context=x.context)
+
+
+def _raise_info(info, batch, name, what):
+    """LinAlgError naming the first failing matrix, from the flags (one read back)."""
+    host = info.get()
+    bad = np.flatnonzero(host)
+    if bad.size:
+        i = int(bad[0])
+        index = tuple(map(int, np.unravel_index(i, batch)))
+        where = f" (batch index {index})" if batch else ""
+        raise LinAlgError(f"{name}: {what(int(host[i]))}{where}; {bad.size} of "
+                          f"{host.size} matrices failed")
+
+
+def _singular(k):
+    return f"Singular matrix: U[{k - 1}, {k - 1}] is exactly zero"
+
+
+def _lu(x, name):
+    """(lu (p, n, n), piv, info, batch shape, dtype) of the square stack x."""
+    x, dt = _stack(x, name)
+    batch = x.shape[:-2]
+    a = _work(x, dt)
+    p, n = a.shape[0], a.shape[-1]
+    piv = empty((p, n), np.int32, context=a.context)
+    info = _info(a, p)
+    factorizations.getrf(a, piv, info)
+    return a, piv, info, batch, dt
+
+
+def cholesky(x, /, *, upper=False):
+    """The Cholesky factor L (lower, L L^H = x) or, with upper=True, U = L^H (U^H U = x) of
+    each Hermitian positive-definite matrix (only the lower triangle is read)."""
+    x, dt = _stack(x, "cholesky")
+    a = _work(x, dt)
+    info = _info(a, a.shape[0])
+    factorizations.potrf(a, info)
+    _raise_info(info, x.shape[:-2], "cholesky",
+                lambda k: f"Matrix is not positive definite: the leading minor of order {k} "
+                          f"is not positive")
+    low = a if a.shape[-1] <= factorizations.block_size(a.context) else manipulation.tril(a)
+    if upper:
+        low = _adjoint(low).copy()
+    return low.reshape(x.shape)
+
+
+def _adjoint(x):
+    t = matrix_transpose(x)
+    return UFUNCS["conjugate"](t) if x.dtype.kind == "c" else t
+
+
+def _rhs(a_shape, b, name):
+    """The Array API's solve broadcasting: b is a vector only when 1-d; returns (b as a
+    stack (..., n, k), batch shape, whether b was a vector)."""
+    n = a_shape[-1]
+    vector = b.ndim == 1
+    bm = b.reshape(n, 1) if vector and b.shape[0] == n else b
+    if bm.ndim < 2 or bm.shape[-2] != n:
+        raise ShapeError(f"{name}: a has shape {a_shape}, b has shape {b.shape}: b needs {n} "
+                         f"rows (shape ({n},) or (..., {n}, k))")
+    batch = broadcast_shapes(a_shape[:-2], bm.shape[:-2])
+    return bm, batch, vector
+
+
+def solve(x1, x2, /):
+    """x with x1 @ x = x2 for square x1 (LU with partial pivoting); x2 is a vector only when
+    1-d, else a stack of matrices; batch dimensions broadcast (the Array API's rules)."""
+    a, b = _pair(x1, x2)
+    a, dt_a = _stack(a, "solve")
+    dt = np.result_type(dt_a, _dtype(b, "solve"))
+    bm, batch, vector = _rhs(a.shape, b, "solve")
+    n, k = a.shape[-1], bm.shape[-1]
+    lu = _work(a, dt, batch)
+    rhs = _work(bm, dt, batch)
+    piv = empty((lu.shape[0], n), np.int32, context=lu.context)
+    info = _info(lu, lu.shape[0])
+    factorizations.getrf(lu, piv, info)
+    _raise_info(info, batch, "solve", _singular)
+    factorizations.getrs(lu, piv, rhs)
+    return rhs.reshape((*batch, n) if vector else (*batch, n, k))
+
+
+def inv(x, /):
+    """The inverse of each square matrix (LU with partial pivoting, then LAPACK's getri)."""
+    lu, piv, info, batch, _ = _lu(x, "inv")
+    _raise_info(info, batch, "inv", _singular)
+    n = lu.shape[-1]
+    return factorizations.getri(lu, piv).reshape((*batch, n, n))
+
+
+def _lu_diagonal(x, name):
+    """(diagonal of U, permutation parity, batch shape, dtype) on the host: det and slogdet
+    are O(n) per matrix once the LU factors are known."""
+    lu, piv, _, batch, dt = _lu(x, name)
+    n = lu.shape[-1]
+    diag = manipulation.diagonal(lu, 0, 1, 2).get()
+    swaps = np.count_nonzero(piv.get() != np.arange(n, dtype=np.int32), axis=-1)
+    return diag, np.where(swaps % 2, -1, 1), batch, dt, lu.context
+
+
+def det(x, /):
+    """The determinant of each square matrix, sign * exp(log|det|) from its LU factors (as
+    numpy: an overflow gives inf, not nan)."""
+    sign, logabs, batch, dt, ctx = _slogdet(x, "det")
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = (sign * np.exp(logabs)).astype(dt)
+    return to_device(np.asarray(value.reshape(batch)), ctx)
+
+
+def _slogdet(x, name):
+    """(sign, log|det|) on the host from the diagonal of U and the pivots' parity."""
+    diag, parity, batch, dt, ctx = _lu_diagonal(x, name)
+    mag = np.abs(diag)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        unit = np.where(mag == 0, 0, diag / np.where(mag == 0, 1, mag))
+        logabs = np.sum(np.log(mag.astype(np.float64)), axis=-1)
+    return parity * np.prod(unit, axis=-1), logabs, batch, dt, ctx
+
+
+def slogdet(x, /):
+    """(sign, log|det|) of each square matrix: sign 0 and -inf for a singular one."""
+    sign, logabs, batch, dt, ctx = _slogdet(x, "slogdet")
+    return SlogdetResult(to_device(np.asarray(sign.astype(dt).reshape(batch)), ctx),
+                         to_device(np.asarray(logabs.astype(_real(dt)).reshape(batch)), ctx))
+
+
+def qr(x, /, *, mode="reduced"):
+    """Householder QR of each matrix (blocked: panels by the host's LAPACK, the trailing
+    updates and Q as GEMMs on the device). mode 'reduced' (Q m x k, R k x n, k = min(m, n)),
+    'complete' (Q m x m, R m x n) or 'r' (R alone, k x n)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ArgumentError(f"qr: unrecognized mode {mode!r}; use 'reduced', 'complete' or "
+                            f"'r' ('raw' and the deprecated modes: numpy.linalg.qr on the host)")
+    x, dt = _stack(x, "qr", square=False)
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    a = _work(x, dt)
+    p, k = a.shape[0], min(m, n)
+    blocks = factorizations.geqrf(a)
+    rows = m if mode == "complete" else k
+    r = manipulation.triu(a[:, :rows]).reshape((*batch, rows, n))
+    if mode == "r":
+        return r
+    q = factorizations.orgqr(blocks, p, m, rows, dt, a.context)
+    return QRResult(q.reshape((*batch, m, rows)), r)
+
+
+# ---------------------------------------------------------------- eigen and singular values
+# Small Hermitian eigenproblems by Jacobi on the device; the rest LAPACK on the host (numpy):
+# the device's part is the copies and what builds on them.
+
+def _host(x, name, square=True):
+    x, dt = _stack(x, name, square)
+    return x, dt, x.get().astype(dt, copy=False)
+
+
+def _eigh(x, UPLO, name):
+    """(w, v) of the Hermitian stack x: Jacobi on the device up to factorizations'
+    JACOBI_MAX, else LAPACK on the host."""
+    if UPLO not in ("L", "U"):
+        raise ArgumentError(f"{name}: UPLO must be 'L' or 'U', not {UPLO!r}")
+    x, dt = _stack(x, name)
+    batch, n = x.shape[:-2], x.shape[-1]
+    if n <= factorizations.jacobi_max(x.context):
+        w, v = factorizations.syevj(_work(x, dt), upper=UPLO == "U")
+        return w.reshape((*batch, n)), v.reshape(x.shape)
+    w, v = np.linalg.eigh(x.get().astype(dt, copy=False), UPLO=UPLO)
+    return to_device(w, x.context), to_device(v, x.context)
+
+
+def eigh(x, /, UPLO="L"):
+    """Eigenvalues (ascending) and eigenvectors of each Hermitian matrix (the UPLO
+    triangle is read)."""
+    return EighResult(*_eigh(x, UPLO, "eigh"))
+
+
+def eigvalsh(x, /, UPLO="L"):
+    """The eigenvalues (ascending) of each Hermitian matrix."""
+    return _eigh(x, UPLO, "eigvalsh")[0]
+
+
+def svd(x, /, full_matrices=True, compute_uv=True, hermitian=False):
+    """U, S, Vh with x = U diag(S) Vh (S descending); S alone with compute_uv=False."""
+    x, _, h = _host(x, "svd", square=False)
+    if not compute_uv:
+        return to_device(np.linalg.svd(h, compute_uv=False, hermitian=hermitian), x.context)
+    u, s, vh = np.linalg.svd(h, full_matrices=full_matrices, hermitian=hermitian)
+    ctx = x.context
+    return SVDResult(to_device(u, ctx), to_device(s, ctx), to_device(vh, ctx))
+
+
+def svdvals(x, /):
+    """The singular values of each matrix, descending."""
+    x, _, h = _host(x, "svdvals", square=False)
+    return to_device(np.linalg.svd(h, compute_uv=False), x.context)
+
+
+_NO_VALUE = object()
+
+
+def pinv(x, /, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
+    """The Moore-Penrose pseudo-inverse: V diag(1/s) U^H over the singular values above
+    rtol * max(s) (numpy's rcond/rtol defaults: 1e-15 with neither, max(m, n) * eps with
+    rtol=None). The SVD on the host, the product on the device."""
+    x, dt, h = _host(x, "pinv", square=False)
+    if rcond is None:
+        rcond = 1e-15 if rtol is _NO_VALUE else (
+            max(x.shape[-2:]) * np.finfo(dt).eps if rtol is None else rtol)
+    elif rtol is not _NO_VALUE:
+        raise ArgumentError("pinv: `rtol` and `rcond` can't be both set")
+    m, n = x.shape[-2:]
+    ctx = x.context
+    if m == 0 or n == 0:
+        return zeros((*x.shape[:-2], n, m), dt, context=ctx)
+    u, s, vh = np.linalg.svd(h, full_matrices=False, hermitian=hermitian)
+    cutoff = np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True)
+    large = s > cutoff
+    inv_s = np.divide(1, s, where=large, out=np.zeros_like(s))
+    left = to_device(np.conj(vh.swapaxes(-1, -2)) * inv_s[..., None, :], ctx)
+    return blas.matmul(left, to_device(np.ascontiguousarray(np.conj(u.swapaxes(-1, -2))),
+                                       ctx))
+
+
+def matrix_rank(x, /, tol=None, hermitian=False, *, rtol=None):
+    """The number of singular values above tol (default max(s) * max(m, n) * eps, or
+    rtol * max(s)); for 1-d input, 1 unless all zero."""
+    x = asarray(x)
+    if x.ndim < 2:
+        nz = reduction.count_nonzero(x, None, False)
+        return UFUNCS["not_equal"](nz, 0).astype(np.int64)
+    if tol is not None and rtol is not None:
+        raise ArgumentError("matrix_rank: `tol` and `rtol` can't be both set")
+    x, dt, h = _host(x, "matrix_rank", square=False)
+    s = np.linalg.svd(h, compute_uv=False, hermitian=hermitian)
+    top = np.max(s, axis=-1, keepdims=True) if s.shape[-1] else np.zeros((*s.shape[:-1], 1))
+    if tol is None:
+        rt = max(x.shape[-2:]) * np.finfo(dt).eps if rtol is None else np.asarray(rtol)[..., None]
+        tol = top * rt
+    else:
+        tol = np.asarray(tol)[..., None]
+    return to_device(np.asarray(np.count_nonzero(s > tol, axis=-1)), x.context)
+
+
+def lstsq(a, b, rcond=None):
+    """numpy.linalg.lstsq: (x, residuals, rank, s) for 2-d a, by the SVD (host) and its
+    products (device)."""
+    a, b = _pair(a, b)
+    a, dt = _stack(a, "lstsq", square=False)
+    if a.ndim != 2:
+        raise LinAlgError(f"lstsq: a must be 2-dimensional, got shape {a.shape}")
+    vector = b.ndim == 1
+    bm = b.reshape(-1, 1) if vector else b
+    if bm.ndim != 2 or bm.shape[0] != a.shape[0]:
+        raise LinAlgError(f"lstsq: incompatible dimensions: a {a.shape}, b {b.shape}")
+    dt = np.result_type(dt, _dtype(b, "lstsq"))
+    m, n = a.shape
+    ctx = a.context
+    k = bm.shape[1]
+    if rcond is None:
+        rcond = np.finfo(dt).eps * max(m, n)
+    h = a.get().astype(dt, copy=False)
+    u, s, vh = np.linalg.svd(h, full_matrices=False)
+    rank = int(np.count_nonzero(s > rcond * s[0])) if s.size else 0
+    inv_s = np.zeros_like(s)
+    inv_s[:rank] = 1 / s[:rank]
+    left = to_device(np.conj(vh.T) * inv_s, ctx)
+    uh = to_device(np.ascontiguousarray(np.conj(u.T)), ctx)
+    bd = bm.astype(dt)
+    x = blas.matmul(left, blas.matmul(uh, bd)) if m and n else zeros((n, k), dt, context=ctx)
+    real = _real(dt)
+    if rank == n and m > n:
+        r = UFUNCS["subtract"](bd, blas.matmul(a.astype(dt), x))
+        resid = reduction.sum(_squares(r), 0, keepdims=False).astype(real)
+    else:
+        resid = zeros((0,), real, context=ctx)
+    return (x.reshape(n) if vector else x), resid, rank, to_device(s, ctx)
+
+
+def cond(x, p=None):
+    """The condition number of each matrix in the `p` norm (None, 2, -2: from the singular
+    values; 'fro', 'nuc', 1, -1, inf, -inf: norm(x) * norm(inv(x)))."""
+    x = asarray(x)
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        s = svdvals(x)
+        big, small = reduction.max(s, -1), reduction.min(s, -1)
+        return UFUNCS["true_divide"](small, big) if p == -2 else UFUNCS["true_divide"](big,
+                                                                                      small)
+    x, _ = _stack(x, "cond")
+    return UFUNCS["multiply"](matrix_norm(x, ord=p), matrix_norm(inv(x), ord=p))
+
+
+def multi_dot(arrays, *, out=None):
+    """The product of a chain of matrices in the cheapest order (first and last may be
+    1-d), numpy.linalg.multi_dot."""
+    arrays = [asarray(x) for x in arrays]
+    if len(arrays) < 2:
+        raise ArgumentError(f"multi_dot: expecting at least two arrays, got {len(arrays)}")
+    first, last = arrays[0].ndim == 1, arrays[-1].ndim == 1
+    if first:
+        arrays[0] = arrays[0].reshape(1, -1)
+    if last:
+        arrays[-1] = arrays[-1].reshape(-1, 1)
+    for x in arrays:
+        if x.ndim != 2:
+            raise ShapeError(f"multi_dot: {x.ndim}-dimensional array given (shape {x.shape}); "
+                             f"the arrays must be two-dimensional (the first and last may be "
+                             f"1-d)")
+    dims = [arrays[0].shape[0], *(x.shape[1] for x in arrays)]
+    order = _chain_order(dims)
+
+    def product(i, j):
+        if i == j:
+            return arrays[i]
+        return blas.matmul(product(i, order[i][j]), product(order[i][j] + 1, j))
+
+    result = product(0, len(arrays) - 1)
+    if first and last:
+        result = result.reshape(())
+    elif first or last:
+        result = result.reshape(-1)
+    if out is not None:
+        return out._assign(result)
+    return result
+
+
+def _chain_order(dims):
+    """The matrix-chain split table (Cormen's dynamic program)."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def tensorinv(a, ind=2):
+    """The inverse of `a` seen as a square matrix of its first `ind` axes against the rest."""
+    a = asarray(a)
+    if ind <= 0:
+        raise ArgumentError(f"tensorinv: ind must be a positive integer, got {ind!r}")
+    old = a.shape
+    rows = math.prod(old[:ind])
+    if rows != math.prod(old[ind:]):
+        raise LinAlgError(f"tensorinv: the first {ind} axes of shape {old} hold {rows} "
+                          f"elements, the rest {math.prod(old[ind:])}: not a square matrix")
+    return inv(a.reshape(rows, rows)).reshape(*old[ind:], *old[:ind])
+
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, x.ndim) == b (numpy.linalg.tensorsolve)."""
+    a, b = _pair(a, b)
+    if axes is not None:
+        order = [i for i in range(a.ndim) if i not in [x % a.ndim for x in axes]]
+        order += [x % a.ndim for x in axes]
+        a = a.transpose(order)
+    old = a.shape[-(a.ndim - b.ndim):]
+    prod = math.prod(old)
+    if a.size != prod * prod:
+        raise LinAlgError(f"tensorsolve: a of shape {a.shape} and b of shape {b.shape} do not "
+                          f"make a square system ({a.size} != {prod}^2)")
+    return solve(a.reshape(prod, prod), b.reshape(prod)).reshape(old)
+
+
+# ---------------------------------------------------------------- building blocks
+
+def lu_factor(a, /):
+    """(lu, piv) of each square matrix: L (unit, below the diagonal) and U in one array,
+    LAPACK's 0-based row interchanges (scipy.linalg.lu_factor's layout). A zero pivot is no
+    error here (solve and inv raise)."""
+    lu, piv, _, batch, _ = _lu(a, "lu_factor")
+    n = lu.shape[-1]
+    return lu.reshape((*batch, n, n)), piv.reshape((*batch, n))
+
+
+def lu_solve(lu_and_piv, b, /, trans=0):
+    """x with A x = b from lu_factor's (lu, piv); b a vector when 1-d. trans: 0 only."""
+    lu, piv = lu_and_piv
+    if trans != 0:
+        raise UnsupportedError(f"lu_solve: trans={trans!r} is not supported; use trans=0 "
+                               f"(or solve with the transposed matrix)")
+    lu, dt = _stack(lu, "lu_solve")
+    b = asarray(b)
+    bm, batch, vector = _rhs(lu.shape, b, "lu_solve")
+    n, k = lu.shape[-1], bm.shape[-1]
+    dt = np.result_type(dt, _dtype(b, "lu_solve"))
+    lw, rhs = _work(lu, dt, batch), _work(bm, dt, batch)
+    pw = broadcast_to(asarray(piv), (*batch, n)).astype(np.int32, order="C").reshape(-1, n)
+    factorizations.getrs(lw, pw, rhs)
+    return rhs.reshape((*batch, n) if vector else (*batch, n, k))
+
+
+def solve_triangular(a, b, /, *, lower=False, trans=0, unit_diagonal=False):
+    """x with op(a) x = b for triangular a (only its `lower` or upper triangle is read);
+    op: trans 0 / 'N' (a), 1 / 'T' (a^T), 2 / 'C' (a^H). b is a vector when 1-d."""
+    modes = {0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}
+    if trans not in modes:
+        raise ArgumentError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', not "
+                            f"{trans!r}")
+    a, b = _pair(a, b)
+    a, dt = _stack(a, "solve_triangular")
+    dt = np.result_type(dt, _dtype(b, "solve_triangular"))
+    bm, batch, vector = _rhs(a.shape, b, "solve_triangular")
+    n, k = a.shape[-1], bm.shape[-1]
+    t = _work(a, dt, batch)
+    rhs = _work(bm, dt, batch)
+    mode = modes[trans]
+    if mode:
+        t, lower = t.swapaxes(1, 2), not lower
+    factorizations.trsm(t, rhs, lower, unit_diagonal, conj_t=mode == 2)
+    return rhs.reshape((*batch, n) if vector else (*batch, n, k))
+
+
+def cho_solve(c_and_lower, b, /):
+    """x with A x = b from A's Cholesky factor (c, lower): c = cholesky(A) (lower=True) or
+    cholesky(A, upper=True) (lower=False)."""
+    c, lower = c_and_lower
+    y = solve_triangular(c, b, lower=lower, trans=0 if lower else 2)
+    return solve_triangular(c, y, lower=lower, trans=2 if lower else 0)
+
+
+__all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cho_solve", "cholesky",
+           "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu_factor",
+           "lu_solve", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+           "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve",
+           "solve_triangular", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve",
+           "trace", "vecdot", "vector_norm"]

@@ -1,0 +1,469 @@
+"""gpuarr.linalg's factorizations against numpy: residuals (||A x - b||, ||Q R - A||,
+||U S V^H - A||, orthogonality) where factors are not unique, values where they are; dtypes,
+batch shapes, sizes 0 to 257 (1000: slow), layouts, singular and ill-conditioned input."""
+
+import numpy as np
+import pytest
+
+import gpuarr as ga
+from gpuarr import errors, factorizations
+from gpuarr import linalg as la
+
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+SIZES = [0, 1, 2, 17, 64, 257, pytest.param(1000, marks=pytest.mark.slow)]
+BATCHES = [(), (3,), (2, 2), (0,)]
+
+
+def need(ctx, dt):
+    if np.dtype(dt) in (np.float64, np.complex128) and not ctx.fp64:
+        pytest.skip("no float64 on this device")
+
+
+def rand(shape, dt, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    if np.dtype(dt).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dt)
+
+
+def adj(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def spd(shape, dt, seed=0):
+    a = rand(shape, dt, seed)
+    n = shape[-1]
+    return (a @ adj(a) / max(n, 1) + np.eye(n, dtype=dt)).astype(dt)
+
+
+def eps(dt):
+    return np.finfo(np.dtype(dt)).eps
+
+
+def rel(err, scale):
+    """err / scale elementwise (for max over stacked matrices), 0 where both are 0."""
+    return np.max(np.asarray(err) / np.maximum(np.asarray(scale), np.finfo(np.float64).tiny),
+                  initial=0)
+
+
+def norm2(x):
+    return np.linalg.norm(x, axis=(-2, -1)) if x.size else np.zeros(x.shape[:-2])
+
+
+def close(got, want, dt, factor=1):
+    got = np.asarray(got)
+    assert got.shape == np.shape(want)
+    scale = max(np.max(np.abs(want), initial=0), 1)
+    assert np.max(np.abs(got - want), initial=0) <= factor * 1e3 * eps(dt) * scale
+
+
+def g(ctx, x):
+    return ga.asarray(x, context=ctx)
+
+
+# ---------------------------------------------------------------- Cholesky
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("n", SIZES)
+def test_cholesky(ctx, dt, n):
+    need(ctx, dt)
+    a = spd((2, n, n), dt, n)
+    got = la.cholesky(g(ctx, a))
+    assert got.dtype == dt and got.shape == a.shape
+    low = got.get()
+    assert np.all(np.triu(low, 1) == 0)
+    assert rel(norm2(low @ adj(low) - a), norm2(a)) < 30 * max(n, 1) * eps(dt)
+    close(low, np.linalg.cholesky(a), dt, max(n, 1) / 10)
+    up = la.cholesky(g(ctx, a), upper=True).get()
+    close(up, adj(low), dt)
+
+
+@pytest.mark.parametrize("batch", BATCHES)
+def test_cholesky_batches_and_layouts(ctx, batch):
+    a = spd((*batch, 5, 5), np.float32, 1)
+    want = np.linalg.cholesky(a) if a.size else a
+    close(la.cholesky(g(ctx, a)).get(), want, np.float32)
+    f = ga.asarray(np.asfortranarray(spd((9, 9), np.float32, 2)), context=ctx)
+    assert not f.flags.c_contiguous
+    close(la.cholesky(f).get(), np.linalg.cholesky(f.get()), np.float32)
+    big = g(ctx, spd((3, 12, 12), np.float32, 3))
+    view = big[1:, 1:-1, 1:-1].swapaxes(1, 2)  # offset, transposed, strided
+    close(la.cholesky(view).get(), np.linalg.cholesky(view.get()), np.float32)
+
+
+def test_cholesky_reads_the_lower_triangle_only(ctx):
+    a = spd((6, 6), np.float64, 4)
+    junk = a + np.triu(np.full((6, 6), 1e3), 1)
+    close(la.cholesky(g(ctx, junk)).get(), np.linalg.cholesky(a), np.float64)
+
+
+def test_cholesky_not_positive_definite_names_the_matrix(ctx):
+    a = spd((2, 3, 20, 20), np.float32, 5)
+    a[1, 2, 7, 7] = -50  # leading minor of order 8 fails
+    with pytest.raises(np.linalg.LinAlgError, match=r"positive definite.*order 8.*\(1, 2\)"):
+        la.cholesky(g(ctx, a))
+    with pytest.raises(errors.LinAlgError):
+        la.cholesky(g(ctx, np.full((3, 3), np.nan, np.float32)))
+    a = spd((300, 300), np.float32, 5)  # blocked: a failure past the first block
+    a[200, 200] = -1e4
+    with pytest.raises(errors.GpuArrayError, match="order 201"):
+        la.cholesky(g(ctx, a))
+
+
+# ---------------------------------------------------------------- LU: solve, inv, det
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("n", SIZES)
+def test_solve_inv_det(ctx, dt, n):
+    need(ctx, dt)
+    a = rand((2, n, n), dt, n) + 2 * np.eye(n, dtype=dt)
+    b = rand((2, n, 3), dt, n + 1)
+    ga_a = g(ctx, a)
+    x = la.solve(ga_a, g(ctx, b))
+    assert x.dtype == dt and x.shape == b.shape
+    x = x.get()
+    scale = norm2(a) * norm2(x) + norm2(b)
+    assert rel(norm2(a @ x - b), scale) < 30 * max(n, 1) * eps(dt)
+    ai = la.inv(ga_a).get()
+    eye = np.broadcast_to(np.eye(n, dtype=dt), a.shape)
+    assert rel(norm2(a @ ai - eye), norm2(a) * norm2(ai)) < 30 * max(n, 1) * eps(dt)
+    if n <= 64:
+        s, ld = la.slogdet(ga_a)
+        ws, wl = np.linalg.slogdet(a)
+        close(s.get(), ws, dt, n + 1)
+        assert np.allclose(ld.get(), wl, rtol=1e-4, atol=1e-4 * (n + 1))
+        assert ld.dtype == wl.dtype
+        d = la.det(ga_a).get()
+        with np.errstate(over="ignore", invalid="ignore"):
+            want = np.linalg.det(a)
+        assert d.dtype == dt
+        assert np.allclose(d, want, rtol=50 * max(n, 1) * eps(dt), atol=0) or (
+            n == 64 and np.array_equal(np.isinf(d), np.isinf(want)))
+
+
+@pytest.mark.parametrize(("ashape", "bshape"), [
+    ((4, 4), (4,)), ((3, 4, 4), (4,)), ((4, 4), (2, 4, 3)), ((2, 1, 4, 4), (3, 4, 2)),
+    ((3, 4, 4), (3, 4, 4)), ((0, 4, 4), (4, 1)), ((4, 4), (4, 0))])
+def test_solve_broadcasting(ctx, ashape, bshape):
+    a = rand(ashape, np.float64, 1) + 3 * np.eye(4)
+    b = rand(bshape, np.float64, 2)
+    got = la.solve(g(ctx, a), g(ctx, b))
+    want = np.linalg.solve(a, b)
+    assert got.shape == want.shape
+    close(got.get(), want, np.float64)
+    with pytest.raises(ValueError, match=r"4, 4\).*\(3,\)"):
+        la.solve(g(ctx, a[..., :4, :4]), g(ctx, np.ones(3)))
+
+
+def test_solve_mixed_dtypes_and_integers(ctx):
+    a = np.array([[4, 1], [2, 3]])
+    x = la.solve(g(ctx, a.astype(np.int32)), g(ctx, np.array([1, 2], np.int64)))
+    assert x.dtype == np.float64
+    close(x.get(), np.linalg.solve(a, [1, 2]), np.float64)
+    x = la.solve(g(ctx, a.astype(np.float32)), g(ctx, np.array([1, 2], np.complex64)))
+    assert x.dtype == np.complex64
+    assert la.inv(g(ctx, np.eye(2, dtype=bool))).dtype == np.float64
+
+
+def test_singular_matrices(ctx):
+    a = rand((2, 3, 6, 6), np.float32, 1)
+    a[1, 1, :, 2] = 0
+    with pytest.raises(np.linalg.LinAlgError, match=r"Singular matrix.*\(1, 1\)"):
+        la.inv(g(ctx, a))
+    with pytest.raises(np.linalg.LinAlgError, match="Singular"):
+        la.solve(g(ctx, a), g(ctx, np.ones(6, np.float32)))
+    assert la.det(g(ctx, a)).get()[1, 1] == 0
+    s, ld = la.slogdet(g(ctx, a))
+    assert s.get()[1, 1] == 0 and ld.get()[1, 1] == -np.inf
+    ok = np.ones((2, 2), np.float64)
+    with pytest.raises(errors.LinAlgError):
+        la.inv(g(ctx, ok))
+
+
+def test_ill_conditioned_solve(ctx):
+    n = 10
+    h = 1 / (np.arange(n)[:, None] + np.arange(n) + 1)  # Hilbert, cond ~ 1e13
+    b = h @ np.ones(n)
+    x = la.solve(g(ctx, h), g(ctx, b)).get()
+    assert np.linalg.norm(h @ x - b) <= 100 * eps(np.float64) * np.linalg.norm(h) * \
+        np.linalg.norm(x)
+    assert la.cond(g(ctx, h)).get() == pytest.approx(np.linalg.cond(h), rel=1e-3)
+
+
+def test_layouts_solve_inv(ctx):
+    base = rand((3, 20, 20), np.complex64, 4) + 4 * np.eye(20, dtype=np.complex64)
+    big = g(ctx, base)
+    for view in (big[1:, 2:-1, 2:-1], big.swapaxes(1, 2), big[::2, ::2, ::2],
+                 ga.asarray(np.asfortranarray(base[0]), context=ctx)):
+        h = view.get()
+        close(la.inv(view).get(), np.linalg.inv(h), np.complex64, 10)
+        close(la.solve(view, view).get(), np.linalg.solve(h, h), np.complex64, 10)
+
+
+def test_batched_small(ctx):
+    """Many small matrices: one work-group each (the batched kernels)."""
+    a = spd((500, 32, 32), np.float32, 7)
+    got = la.inv(g(ctx, a)).get()
+    assert rel(norm2(a @ got - np.eye(32)), 1) < 1e-4
+    low = la.cholesky(g(ctx, a)).get()
+    close(low, np.linalg.cholesky(a), np.float32, 3)
+
+
+def test_matrix_power_negative(ctx):
+    a = rand((2, 5, 5), np.float64, 3) + 3 * np.eye(5)
+    close(la.matrix_power(g(ctx, a), -3).get(), np.linalg.matrix_power(a, -3), np.float64)
+
+
+# ---------------------------------------------------------------- QR
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize(("m", "n"), [(0, 0), (1, 1), (2, 2), (17, 5), (5, 17), (64, 64),
+                                      (257, 70), (70, 257), pytest.param(1000, 1000,
+                                                                         marks=pytest.mark.slow)])
+def test_qr(ctx, dt, m, n):
+    need(ctx, dt)
+    a = rand((2, m, n), dt, m + n)
+    k = min(m, n)
+    q, r = la.qr(g(ctx, a))
+    q, r = q.get(), r.get()
+    assert q.shape == (2, m, k) and r.shape == (2, k, n) and q.dtype == dt
+    tol = 30 * max(m, n, 1) * eps(dt)
+    assert rel(norm2(q @ r - a), norm2(a)) < tol
+    assert rel(norm2(adj(q) @ q - np.eye(k)), 1) < tol
+    assert np.all(np.tril(r, -1) == 0)
+    close(np.abs(np.diagonal(r, axis1=1, axis2=2)),
+          np.abs(np.diagonal(np.linalg.qr(a, mode="r"), axis1=1, axis2=2)), dt, max(m, n) / 10)
+    qc, rc = la.qr(g(ctx, a), mode="complete")
+    qc, rc = qc.get(), rc.get()
+    assert qc.shape == (2, m, m) and rc.shape == (2, m, n)
+    assert rel(norm2(qc @ rc - a), norm2(a)) < tol
+    assert rel(norm2(adj(qc) @ qc - np.eye(m)), 1) < tol
+    close(la.qr(g(ctx, a), mode="r").get(), r, dt)
+
+
+def test_qr_batches_layouts_and_modes(ctx):
+    a = rand((2, 3, 9, 4), np.float64, 5)
+    q, r = la.qr(g(ctx, a).swapaxes(-1, -2))
+    assert q.shape == (2, 3, 4, 4) and r.shape == (2, 3, 4, 9)
+    assert rel(norm2(q.get() @ r.get() - a.swapaxes(-1, -2)), norm2(a)) < 1e-13
+    with pytest.raises(ValueError, match="mode 'bad'"):
+        la.qr(g(ctx, a), mode="bad")
+    with pytest.raises(np.linalg.LinAlgError, match="two-dimensional"):
+        la.qr(g(ctx, a[0, 0, 0]))
+
+
+# ---------------------------------------------------------------- eigh and svd
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("n", [0, 1, 17, 64])
+def test_eigh(ctx, dt, n):
+    need(ctx, dt)
+    a = rand((2, n, n), dt, n)
+    h = (a + adj(a)) / 2
+    for uplo in ("L", "U"):
+        junk = h + (np.triu if uplo == "L" else np.tril)(np.full((n, n), 7.0, dt), 1 if uplo ==
+                                                         "L" else -1)
+        w, v = la.eigh(g(ctx, junk), UPLO=uplo)
+        w, v = w.get(), v.get()
+        assert w.dtype == np.finfo(dt).dtype and v.dtype == dt
+        tol = 50 * max(n, 1) * eps(dt)
+        assert rel(norm2(h @ v - v * w[..., None, :]), norm2(h) + 1) < tol
+        assert rel(norm2(adj(v) @ v - np.eye(n)), 1) < tol
+        close(w, np.linalg.eigvalsh(h), dt, n + 1)
+        close(la.eigvalsh(g(ctx, junk), UPLO=uplo).get(), w, dt, n + 1)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_eigh_batched_jacobi(ctx, dt):
+    """Batches of small Hermitian matrices: Jacobi on the device, one work-item each."""
+    need(ctx, dt)
+    n = factorizations.jacobi_max(ctx)
+    a = rand((300, n, n), dt, 11)
+    h = (a + adj(a)) / 2
+    h[7] = np.diag(np.arange(n, 0, -1)).astype(dt)  # diagonal: no rotation, sorted
+    h[8] = np.eye(n, dtype=dt)  # all eigenvalues equal
+    w, v = (x.get() for x in la.eigh(g(ctx, h)))
+    tol = 50 * n * eps(dt)
+    assert rel(norm2(h @ v - v * w[..., None, :]), norm2(h)) < tol
+    assert rel(norm2(adj(v) @ v - np.eye(n)), 1) < tol
+    close(w, np.linalg.eigvalsh(h), dt, n)
+    assert np.all(np.diff(w, axis=-1) >= 0)
+    close(np.abs(v[7]), np.eye(n)[::-1], dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize(("m", "n"), [(0, 3), (1, 1), (17, 5), (5, 17), (64, 64)])
+def test_svd(ctx, dt, m, n):
+    need(ctx, dt)
+    a = rand((2, m, n), dt, m * n)
+    u, s, vh = (x.get() for x in la.svd(g(ctx, a), full_matrices=False))
+    tol = 50 * max(m, n, 1) * eps(dt)
+    assert rel(norm2((u * s[..., None, :]) @ vh - a), norm2(a) + 1) < tol
+    close(s, np.linalg.svd(a, compute_uv=False), dt, max(m, n))
+    close(la.svdvals(g(ctx, a)).get(), s, dt, max(m, n))
+    close(la.svd(g(ctx, a), compute_uv=False).get(), s, dt, max(m, n))
+    uf, _, vf = la.svd(g(ctx, a))
+    assert uf.shape == (2, m, m) and vf.shape == (2, n, n)
+
+
+# ---------------------------------------------------------------- built on the SVD
+
+def test_pinv_rank_lstsq(ctx):
+    a = rand((2, 7, 4), np.float64, 1)
+    a[1, :, 3] = a[1, :, 0]  # rank 3
+    close(la.pinv(g(ctx, a)).get(), np.linalg.pinv(a), np.float64)
+    close(la.pinv(g(ctx, a), rtol=1e-3).get(), np.linalg.pinv(a, rtol=1e-3), np.float64)
+    h = a[0] @ a[0].T
+    close(la.pinv(g(ctx, h), hermitian=True).get(), np.linalg.pinv(h, hermitian=True),
+          np.float64, 10)
+    assert la.pinv(g(ctx, np.zeros((0, 3)))).shape == (3, 0)
+    assert la.matrix_rank(g(ctx, a)).get().tolist() == [4, 3]
+    assert la.matrix_rank(g(ctx, a), rtol=0.9).get().tolist() == \
+        np.linalg.matrix_rank(a, rtol=0.9).tolist()
+    assert int(la.matrix_rank(g(ctx, np.ones(3))).get()) == 1
+    b = rand((7, 2), np.float64, 2)
+    for aa, bb in ((a[0], b), (a[0], b[:, 0]), (a[1], b), (a[0].T, b[:4])):
+        x, res, rank, s = la.lstsq(g(ctx, aa), g(ctx, bb))
+        wx, wres, wrank, ws = np.linalg.lstsq(aa, bb)
+        close(x.get(), wx, np.float64, 10)
+        assert res.shape == wres.shape and rank == wrank
+        close(res.get(), wres, np.float64, 10)
+        close(s.get(), ws, np.float64)
+
+
+@pytest.mark.parametrize("ord", [2, -2, "nuc", None, "fro", 1, np.inf])
+def test_norms_and_cond(ctx, ord):
+    a = rand((3, 6, 5), np.complex64, 2)
+    close(la.matrix_norm(g(ctx, a), ord="fro" if ord is None else ord).get(),
+          np.linalg.matrix_norm(a, ord="fro" if ord is None else ord), np.complex64)
+    close(la.norm(g(ctx, a[0]), ord=ord).get(), np.linalg.norm(a[0], ord=ord), np.complex64)
+    sq = a[:, :5] + 3 * np.eye(5, dtype=np.complex64)
+    close(la.cond(g(ctx, sq), ord).get(), np.linalg.cond(sq, ord), np.complex64, 10)
+    got = la.matrix_norm(g(ctx, a), ord=2 if ord is None else ord, keepdims=True)
+    assert got.shape == (3, 1, 1)
+
+
+def test_multi_dot_and_tensors(ctx):
+    xs = [rand(s, np.float64, i) for i, s in enumerate([(10,), (10, 3), (3, 40), (40, 5),
+                                                      (5,)])]
+    close(la.multi_dot([g(ctx, x) for x in xs]).get(), np.linalg.multi_dot(xs), np.float64)
+    close(la.multi_dot([g(ctx, x) for x in xs[1:4]]).get(), np.linalg.multi_dot(xs[1:4]),
+          np.float64)
+    t = rand((4, 6, 8, 3), np.float64, 3)
+    close(la.tensorinv(g(ctx, t), ind=2).get(), np.linalg.tensorinv(t, ind=2), np.float64, 10)
+    b = rand((4, 6), np.float64, 4)
+    close(la.tensorsolve(g(ctx, t), g(ctx, b)).get(), np.linalg.tensorsolve(t, b),
+          np.float64, 10)
+    with pytest.raises(np.linalg.LinAlgError):
+        la.tensorinv(g(ctx, t[:, :5]), ind=2)
+
+
+# ---------------------------------------------------------------- building blocks
+
+@pytest.mark.parametrize("dt", [np.float32, np.complex128])
+@pytest.mark.parametrize("n", [3, 70])
+def test_lu_factor_solve_triangular(ctx, dt, n):
+    need(ctx, dt)
+    a = rand((2, n, n), dt, 1) + 2 * np.eye(n, dtype=dt)
+    lu, piv = la.lu_factor(g(ctx, a))
+    lu, piv = lu.get(), piv.get()
+    low = np.tril(lu, -1) + np.eye(n, dtype=dt)
+    up = np.triu(lu)
+    pa = a.copy()
+    for b in range(2):
+        for k, p in enumerate(piv[b]):
+            pa[b, [k, p]] = pa[b, [p, k]]
+    tol = 50 * n * eps(dt)
+    assert rel(norm2(low @ up - pa), norm2(a)) < tol
+    rhs = rand((2, n, 2), dt, 2)
+    x = la.lu_solve(la.lu_factor(g(ctx, a)), g(ctx, rhs)).get()
+    assert rel(norm2(a @ x - rhs), norm2(a) * norm2(x)) < tol
+    t = np.tril(a) + n * np.eye(n, dtype=dt)
+    for lower, tri in ((True, t), (False, adj(t))):
+        for trans, op in ((0, tri), ("T", np.swapaxes(tri, -1, -2)), (2, adj(tri))):
+            for unit in (False, True):
+                want_op = op - np.diagonal(op, axis1=1, axis2=2)[..., None] * np.eye(n) + \
+                    np.eye(n) if unit else op
+                got = la.solve_triangular(g(ctx, tri + np.triu(np.ones_like(tri), 1) * 9 *
+                                            lower + np.tril(np.ones_like(tri), -1) * 9 *
+                                            (not lower)),
+                                          g(ctx, rhs), lower=lower, trans=trans,
+                                          unit_diagonal=unit).get()
+                assert rel(norm2(want_op @ got - rhs), norm2(want_op) * norm2(got)) < tol
+    c = la.cholesky(g(ctx, spd((n, n), dt, 3)))
+    x = la.cho_solve((c, True), g(ctx, rhs[0, :, 0])).get()
+    close(spd((n, n), dt, 3) @ x, rhs[0, :, 0], dt, n)
+
+
+def test_blocked_paths_at_the_device_block_size(ctx, monkeypatch):
+    """Tiny blocks exercise every branch of the blocked algorithms on small inputs."""
+    monkeypatch.setitem(factorizations.BLOCK, "cpu", 4)
+    monkeypatch.setitem(factorizations.BLOCK, "gpu", 4)
+    monkeypatch.setattr(factorizations, "PANEL_LEAF", 1)  # LU panels: recursive halves
+    a = rand((2, 11, 11), np.complex128, 9) + 3 * np.eye(11)
+    s = spd((2, 11, 11), np.complex128, 8)
+    close(la.cholesky(g(ctx, s)).get(), np.linalg.cholesky(s), np.complex128)
+    close(la.inv(g(ctx, a)).get(), np.linalg.inv(a), np.complex128)
+    b = rand((2, 11, 5), np.complex128, 1)
+    close(la.solve(g(ctx, a), g(ctx, b)).get(), np.linalg.solve(a, b), np.complex128)
+    lu, piv = la.lu_factor(g(ctx, a))
+    monkeypatch.setitem(factorizations.BLOCK, "cpu", 64)
+    monkeypatch.setitem(factorizations.BLOCK, "gpu", 64)
+    want_lu, want_piv = la.lu_factor(g(ctx, a))
+    assert np.array_equal(piv.get(), want_piv.get())
+    close(lu.get(), want_lu.get(), np.complex128)
+    bad = a.copy()
+    bad[1, :, 6] = 0
+    with pytest.raises(np.linalg.LinAlgError, match=r"U\[6, 6\].*\(1,\)"):
+        la.inv(g(ctx, bad))
+    monkeypatch.setitem(factorizations.BLOCK, "cpu", 4)
+    monkeypatch.setitem(factorizations.BLOCK, "gpu", 4)
+    with pytest.raises(np.linalg.LinAlgError, match=r"U\[6, 6\].*\(1,\)"):
+        la.inv(g(ctx, bad))
+    q, r = la.qr(g(ctx, a[:, :, :7]), mode="complete")
+    assert rel(norm2(q.get() @ r.get() - a[:, :, :7]), norm2(a)) < 1e-13
+
+
+# ---------------------------------------------------------------- errors and dispatch
+
+def test_errors(ctx):
+    sq = g(ctx, np.eye(3, dtype=np.float32))
+    with pytest.raises(np.linalg.LinAlgError, match=r"square.*\(3, 2\)"):
+        la.inv(sq[:, :2])
+    with pytest.raises(errors.LinAlgError, match="1-dimensional"):
+        la.cholesky(sq[0])
+    with pytest.raises(TypeError, match="float16"):
+        la.solve(sq.astype(np.float16), sq)
+    with pytest.raises(ValueError, match="UPLO"):
+        la.eigh(sq, UPLO="X")
+    with pytest.raises(ValueError, match="trans"):
+        la.solve_triangular(sq, sq, trans=5)
+    assert issubclass(errors.LinAlgError, errors.GpuArrayError)
+
+
+def test_numpy_dispatch(ctx):
+    a = g(ctx, spd((4, 4), np.float64, 1))
+    got = np.linalg.inv(a)
+    assert isinstance(got, ga.GpuArray)
+    close(got.get(), np.linalg.inv(a.get()), np.float64)
+    assert isinstance(np.linalg.cholesky(a), ga.GpuArray)
+    assert la.NOT_YET == ()
+
+
+@pytest.mark.parametrize("cls", ["cpu", "gpu"])
+def test_both_kernel_families(ctx, cls, monkeypatch):
+    """The work-group kernels (GPUs) and the work-item ones (CPUs) on any device."""
+    monkeypatch.setattr(factorizations, "device_class", lambda c: cls)
+    a = rand((40, 12, 12), np.float64, 3) + 2 * np.eye(12)
+    s = spd((40, 12, 12), np.complex64, 4)
+    close(la.inv(g(ctx, a)).get(), np.linalg.inv(a), np.float64, 10)
+    close(la.cholesky(g(ctx, s)).get(), np.linalg.cholesky(s), np.complex64)
+    big = rand((80, 80), np.float32, 5) + 9 * np.eye(80, dtype=np.float32)
+    close(la.inv(g(ctx, big)).get(), np.linalg.inv(big), np.float32, 10)
+    close(la.cholesky(g(ctx, spd((80, 80), np.float32, 6))).get(),
+          np.linalg.cholesky(spd((80, 80), np.float32, 6)), np.float32, 10)
+    bad = a.copy()
+    bad[7, :, 3] = 0
+    with pytest.raises(np.linalg.LinAlgError, match=r"U\[3, 3\].*\(7,\)"):
+        la.inv(g(ctx, bad))
