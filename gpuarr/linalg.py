@@ -316,22 +316,29 @@ def _rhs(a_shape, b, name):
     return bm, batch, vector
 
 
+def _system(x1, x2, name):
+    """Working copies of a (batches of n x n) and b for a solve, of their common dtype, the
+    batch dimensions broadcast (b is a vector only when 1-d); the batch shape and the
+    solution's shape."""
+    a, b = _pair(x1, x2)
+    a, dt = _stack(a, name)
+    dt = np.result_type(dt, _dtype(b, name))
+    bm, batch, vector = _rhs(a.shape, b, name)
+    n, k = a.shape[-1], bm.shape[-1]
+    shape = (*batch, n) if vector else (*batch, n, k)
+    return _work(a, dt, batch), _work(bm, dt, batch), batch, shape
+
+
 def solve(x1, x2, /):
     """x with x1 @ x = x2 for square x1 (LU with partial pivoting); x2 is a vector only when
     1-d, else a stack of matrices; batch dimensions broadcast (the Array API's rules)."""
-    a, b = _pair(x1, x2)
-    a, dt_a = _stack(a, "solve")
-    dt = np.result_type(dt_a, _dtype(b, "solve"))
-    bm, batch, vector = _rhs(a.shape, b, "solve")
-    n, k = a.shape[-1], bm.shape[-1]
-    lu = _work(a, dt, batch)
-    rhs = _work(bm, dt, batch)
-    piv = empty((lu.shape[0], n), np.int32, context=lu.context)
+    lu, rhs, batch, shape = _system(x1, x2, "solve")
+    piv = empty(lu.shape[:2], np.int32, context=lu.context)
     info = _info(lu, lu.shape[0])
     factorizations.getrf(lu, piv, info)
     _raise_info(info, batch, "solve", _singular)
     factorizations.getrs(lu, piv, rhs)
-    return rhs.reshape((*batch, n) if vector else (*batch, n, k))
+    return rhs.reshape(shape)
 
 
 def inv(x, /):
@@ -655,18 +662,12 @@ def solve_triangular(a, b, /, *, lower=False, trans=0, unit_diagonal=False):
     if trans not in modes:
         raise ArgumentError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', not "
                             f"{trans!r}")
-    a, b = _pair(a, b)
-    a, dt = _stack(a, "solve_triangular")
-    dt = np.result_type(dt, _dtype(b, "solve_triangular"))
-    bm, batch, vector = _rhs(a.shape, b, "solve_triangular")
-    n, k = a.shape[-1], bm.shape[-1]
-    t = _work(a, dt, batch)
-    rhs = _work(bm, dt, batch)
+    t, rhs, _, shape = _system(a, b, "solve_triangular")
     mode = modes[trans]
     if mode:
         t, lower = t.swapaxes(1, 2), not lower
     factorizations.trsm(t, rhs, lower, unit_diagonal, conj_t=mode == 2)
-    return rhs.reshape((*batch, n) if vector else (*batch, n, k))
+    return rhs.reshape(shape)
 
 
 def cho_solve(c_and_lower, b, /):
