@@ -4,6 +4,8 @@ complex64 and complex128 1-d powers of two (2^16 .. 2^26), the prime length 1000
 
     pytest benchmarks/bench_fft.py [--bench-size=quick] [--bench-devices=cl0:0]
     python benchmarks/bench_fft.py [--device cl:nvidia] [--n 1048576] [--side 2048]
+    python benchmarks/bench_fft.py --previous ...   # also gpuarr[previous]: the first
+                                                    # version's GPU choices, same run
 
 GFLOP/s counts 5 N log2 N per transform of N points (the customary figure for any
 algorithm). The cases live in gpuarr/bench.py; docs/fft.md has the figures.
@@ -11,7 +13,7 @@ algorithm). The cases live in gpuarr/bench.py; docs/fft.md has the figures.
 
 import sys
 
-from gpuarr import bench
+from gpuarr import bench, fft
 
 FAMILIES = ("fft",)
 
@@ -20,5 +22,35 @@ def test_bench(bench_case):
     bench_case()
 
 
+def _previous(impl):
+    """`impl` with gpuarr.fft's GPU choices of its first version (fft.PREVIOUS, the split
+    off): every case measured old beside new in one run."""
+    def make(be, *host):
+        run = impl.make(be, *host)
+
+        def old():
+            saved, rows = fft.PREVIOUS, dict(fft.ROWS)
+            fft.PREVIOUS = True
+            fft.ROWS.update(gpu=False)
+            try:
+                return run()
+            finally:
+                fft.PREVIOUS = saved
+                fft.ROWS.update(rows)
+        return old
+    return bench.Impl(make, lambda be: be.lib == "gpuarr")
+
+
+def add_previous():
+    """A gpuarr[previous] variant in every FFT case."""
+    for case in bench.CASES:
+        if case.family == "fft" and "gpuarr" in case.impls:
+            case.impls["gpuarr:previous"] = _previous(case.impls["gpuarr"])
+
+
 if __name__ == "__main__":
-    sys.exit(bench.script(FAMILIES, n="n={}", side="side={}", rows="rows={}"))
+    argv = sys.argv[1:]
+    if "--previous" in argv:
+        argv.remove("--previous")
+        add_previous()
+    sys.exit(bench.script(FAMILIES, argv, n="n={}", side="side={}", rows="rows={}"))

@@ -6,11 +6,13 @@ planned by the cheapest algorithm of ALGORITHMS that applies: Stockham (auto-sor
 passes when it factors into 2, 3, 5, 7, 11 and 13 (radices 16, 8, 4, 2, 9, 3, 25, 5, 7,
 11, 13), else Bluestein's chirp-z, a convolution with a chirp through transforms of a
 smooth m >= 2n - 1. Rows of up to ROWS_LONGEST run every pass in local memory in one launch
-(fft_rows); other rows take one launch per pass (fft_radix<R>), reading and writing every
-element once. Rows are batched along the other axes, and views are read and written as
-they lie (offsets and strides are kernel arguments; two batch dimensions in a launch, more
-looped over). The inverse is the forward transform of the conjugate, conjugated (flags of
-the first load and the last store). Real transforms of even n take the complex transform of
+(fft_rows; on GPUs fft_rows_pow2 for lengths of 2, 4, 8 and 16 alone); other rows take one
+launch per pass (fft_radix<R>), reading and writing every element once, or on GPUs (ROWS)
+segments of their passes, each one launch of rows in local memory (_split). Rows are
+batched along the other axes, and views are read and written as they lie (offsets and
+strides are kernel arguments; two batch dimensions in a launch, more looped over). The
+inverse is the forward transform of the conjugate, conjugated (flags of the first load and
+the last store). Real transforms of even n take the complex transform of
 the n/2 pairs of consecutive elements plus a pass that separates the halves (fft_r2c_post,
 fft_c2r_pre); odd n take the complex transform of length n.
 
@@ -57,7 +59,13 @@ ROWS_LEAST, ROWS_LONGEST = 64, 4096
 ROWS_ELEMENTS = {"gpu": 32768, "cpu": 8192}
 ROWS_LOCAL = {"gpu": 128, "cpu": 16}
 ROWS_GROUP = {"gpu": 4, "cpu": 8}
-ROWS = {"gpu": False, "cpu": False}  # measured on PoCL: no gain yet (docs/fft.md)
+# GPUs: the split on, into as many segments as it takes (rows of up to ROWS_ELEMENTS /
+# ROWS_GROUP elements each, so that 2^20 .. 2^24 take three launches), and power-of-two rows
+# in fft_rows_pow2 (docs/fft.md); PoCL: measured no gain yet.
+ROWS = {"gpu": True, "cpu": False}
+# True: the GPU choices of the first version (no split unless ROWS says so, one split
+# into two segments at most, fft_rows for every length), for measuring old against new.
+PREVIOUS = False
 
 
 # ---------------------------------------------------------------- kernels and plans
@@ -69,7 +77,7 @@ def _kernels(ctx, real):
     found = ctx.kernels.get(key)
     if found is None:
         program = get_program(ctx, key, "fft.cl.mako", real=real, radices=(1, *RADICES),
-                              nmax=nmax)
+                              nmax=nmax, rows_pow2=False)
         types = [*_ARG_TYPES, np.float32 if real == "float" else np.float64]
         found = {name: kernel_from(ctx, (key, name), program, name, types)
                  for name in _KERNELS}
@@ -79,9 +87,25 @@ def _kernels(ctx, real):
     return found
 
 
+def _rows_pow2(ctx, real):
+    """The Launcher of fft_rows_pow2 (GPUs): a program of its own, built at its first use
+    (some implementations count the local memory of all a program's kernels together)."""
+    nmax = _row_max(ctx, real)
+    key = ("fft-rows-pow2", real, nmax)
+    found = ctx.kernels.get(key)
+    if found is None:
+        program = get_program(ctx, key, "fft.cl.mako", real=real, radices=(1, *RADICES),
+                              nmax=nmax, rows_pow2=True)
+        types = [*_ARG_TYPES, np.float32 if real == "float" else np.float64]
+        found = kernel_from(ctx, key, program, "fft_rows_pow2", [*types, np.uint64, np.uint32])
+    return found
+
+
 def _row_max(ctx, real):
     """The elements fft_rows holds per work-group: two buffers of them in local memory."""
     item = 8 if real == "float" else 16
+    if ctx.device.is_gpu and not PREVIOUS:
+        item += item / 16  # fft_rows_pow2 pads its buffers by one element in 16 (GPUs)
     n = ROWS_ELEMENTS["gpu" if ctx.device.is_gpu else "cpu"]
     while n > 64 and 2 * n * item > ctx.device.cl_device.local_mem_size - 1024:
         n //= 2
@@ -297,10 +321,20 @@ def _c2c(ctx, plan, src, dst, batch, real, fin=0, fout=0, scale=1.0, lim=None, p
     # columns (adjacent elements belong to adjacent rows)
     group = min(ROWS_GROUP[cls], 1 << (batch.nb1.bit_length() - 1)) if batch.swap else 1
     if ROWS_LEAST <= n <= ROWS_LONGEST and _rows_fit(passes, group, lmax):
+        group = _widen(ctx, group, n, batch.nb1, lmax)
         _rows(ctx, k, plan, passes, src, dst, (batch.nb1, batch.nb2), group, fin | fout,
               scale, lim)
         return
     group = ROWS_GROUP[cls]
+    if ROWS[cls] and ctx.device.is_gpu and not PREVIOUS and batch.nb1 == 1 and \
+            batch.nb2 == 1 and lim is None:
+        segments = _segments(passes, lmax // group)
+        if len(segments) > 1 and n // math.prod(r for r, _, _ in segments[0]) <= _MAX_WORK \
+                and all(n // segments[i][0][1] // math.prod(r for r, _, _ in seg) <= _MAX_DIM1
+                        for i, seg in enumerate(segments) if i):
+            _split(ctx, k, plan, segments, src, dst, batch, real, group, fin, fout, scale,
+                   pool)
+            return
     head = _head(passes, lmax // group) if ROWS[cls] and not batch.swap and \
         batch.nb2 == 1 and batch.nb1 <= _MAX_DIM1 else 0
     if head >= len(passes) or not _rows_fit(passes[:head], group, lmax):
@@ -338,6 +372,70 @@ def _c2c(ctx, plan, src, dst, batch, real, fin=0, fout=0, scale=1.0, lim=None, p
         cur = outs[i]
 
 
+def _segments(passes, most):
+    """`passes` cut into runs of consecutive ones, each of product <= `most` (greedily)."""
+    out, size = [], most + 1
+    for step in passes:
+        if size * step[0] > most:
+            out.append([])
+            size = 1
+        out[-1].append(step)
+        size *= step[0]
+    return out
+
+
+def _split(ctx, k, plan, segments, src, dst, batch, real, group, fin, fout, scale, pool):
+    """The transform of one row of n as segments of its passes, each one launch that reads
+    and writes every element once. Between segments the data are the Stockham passes' own
+    (after passes of product P: element b P + k1, b < n / P, is the P-point transform of the
+    elements b + t n / P at frequency k1), so a segment of product B after P is rows (k1 < P,
+    b < n / (P B)) of the B elements b P + k1 + t n / B, stored at b P B + k1 + t P: rows in
+    local memory (fft_rows) where the segment has two or more passes, else one global pass.
+    The first segment (P = 1) runs its rows along b, the others along k1 (adjacent rows are
+    adjacent in memory: coalesced in groups of `group`)."""
+    n, lmax = plan.n, _row_max(ctx, real)
+    pool = [b for b in pool or () if b is not src]
+    while len(pool) < 2:
+        pool.append(_temp(ctx, n, batch, real))
+    outs = [dst]
+    for _ in range(len(segments) - 1):
+        outs.insert(0, next(b for b in pool if b is not outs[0]))
+    cur = src
+    for i, seg in enumerate(segments):
+        last = i == len(segments) - 1
+        out = outs[i]
+        flags = (fin if i == 0 else 0) | (fout if last else 0)
+        factor = 1.0 if not last else scale
+        big_p, size = seg[0][1], math.prod(r for r, _, _ in seg)
+        q = n // (big_p * size)
+        if len(seg) == 1:
+            r, p, toff = seg[0]
+            _launch(ctx, k[f"fft_radix{r}"], n // r, batch, cur, out, plan.tab, n // r, p,
+                    toff, None, flags, factor)
+        elif big_p == 1:
+            _rows(ctx, k, plan, seg, _Rows(cur.storage, cur.o, cur.s * q, cur.d, cur.s, 0),
+                  _Rows(out.storage, out.o, out.s, out.d, out.s * size, 0), (q, 1),
+                  _widen(ctx, group, size, q, lmax), flags, factor, None)
+        else:
+            _rows(ctx, k, plan, seg,
+                  _Rows(cur.storage, cur.o, cur.s * (n // size), cur.d, cur.s, cur.s * big_p),
+                  _Rows(out.storage, out.o, out.s * big_p, out.d, out.s,
+                        out.s * big_p * size), (big_p, q), _widen(ctx, group, size, big_p, lmax),
+                  flags, factor, None)
+        cur = out
+
+
+def _widen(ctx, group, size, rows, most):
+    """GPUs: `group` doubled while the group's rows of `size` still fit in `most` elements
+    (at most 16 rows, and no more than there are), so that every work-item has butterflies
+    to do and loads of adjacent rows span whole memory segments."""
+    if not ctx.device.is_gpu or PREVIOUS:
+        return group
+    while group < 16 and 2 * group * size <= most and 2 * group <= rows:
+        group *= 2
+    return group
+
+
 def _head(passes, most):
     """How many first passes make rows of at most `most` (0 when fewer than two)."""
     size, count = 1, 0
@@ -360,11 +458,14 @@ def _rows(ctx, k, plan, passes, src, dst, rows, group, flags, scale, lim):
     local = min(ROWS_LOCAL["gpu" if ctx.device.is_gpu else "cpu"], ctx.max_work_group_size)
     if lim is not None and p > 1:
         raise AssertionError("fft_rows stores every element of a later segment")
+    real = "float" if plan.tab.dtype == np.complex64 else "double"
+    pow2 = ctx.device.is_gpu and not PREVIOUS and all(r in (2, 4, 8, 16) for r, _, _ in passes)
     args = (src.storage, dst.storage, plan.tab.storage, size, p, toff, group, rows[0],
             group.bit_length() - 1, 1.0, 1.0, 1.0, src.o, src.s, src.d, src.b1, src.b2, dst.o,
             dst.s, dst.d, dst.b1, dst.b2, 0xFFFFFFFF if lim is None else lim, flags, scale,
             code, len(passes))
-    enqueue(ctx, k["fft_rows"], (-(-rows[0] // group) * local, rows[1]), (local, 1), args,
+    enqueue(ctx, _rows_pow2(ctx, real) if pow2 else k["fft_rows"],
+            (-(-rows[0] // group) * local, rows[1]), (local, 1), args,
             (src.storage, plan.tab.storage), (dst.storage,))
 
 

@@ -7,6 +7,7 @@ Accuracy is the relative L2 error against a float64 (or long double) reference, 
 (see ROUNDING).
 """
 
+import dataclasses
 import inspect
 
 import numpy as np
@@ -16,6 +17,7 @@ from conftest import USABLE
 import gpuarr as ga
 from gpuarr import errors as E
 from gpuarr import fft as gfft
+from gpuarr.caches import Cache
 
 FP64 = USABLE[0].fp64
 needs_fp64 = pytest.mark.skipif(not FP64, reason="the device has no float64")
@@ -128,6 +130,66 @@ def test_four_step_split(ctx, shape, monkeypatch):
     check_accuracy(gfft.rfft(dev(ctx, r)).get(), r, np.fft.rfft)
     p = 4099  # Bluestein over a split transform of 8960
     check_accuracy(gfft.fft(dev(ctx, x[:, :p])).get(), x[:, :p], np.fft.fft)
+
+
+@pytest.fixture
+def gpu_choices(ctx, monkeypatch):
+    """The GPU's choices on whatever device runs the tests (its work-group sizes, the split
+    on, fft_rows_pow2), with fresh plans; restored afterwards, and the programs and kernels
+    it built (of other local sizes) forgotten."""
+    if not ctx.device.is_gpu:
+        monkeypatch.setattr(ctx, "device", dataclasses.replace(ctx.device, type="GPU"))
+    monkeypatch.setattr(ctx, "plans", {})
+    monkeypatch.setattr(gfft, "PREVIOUS", False)
+    monkeypatch.setitem(gfft.ROWS, "gpu", True)
+    for name in ("programs", "kernels"):
+        monkeypatch.setattr(ctx, name, Cache(name, getattr(ctx, name).maxsize))
+    return ctx
+
+
+@pytest.mark.parametrize("elements, group, shape", [
+    (512, 2, (1, 2**18)),  # 16 x 16 | 16 x 16 | 4: rows, rows, a global pass
+    (128, 2, (1, 45360)),  # 16 | 9 | 9 x 5 | 7: global passes around fft_rows
+    (128, 2, (1, 2**14)),  # 16 | 16 | 16 x 4: two global passes, then rows
+    (2048, 4, (1, 8192)),  # 16 x 16 | 16 x 2
+    (512, 4, (2, 2**18)),  # a batch: the two-segment split
+])
+def test_split_segments(gpu_choices, monkeypatch, elements, group, shape):
+    """Long rows as three or more segments of their passes (the GPU's split), each
+    direction, a strided output and complex128."""
+    ctx = gpu_choices
+    monkeypatch.setitem(gfft.ROWS_ELEMENTS, "gpu", elements)
+    monkeypatch.setitem(gfft.ROWS_GROUP, "gpu", group)
+    x = cdata(shape, seed=shape[1])
+    check_accuracy(gfft.fft(dev(ctx, x)).get(), x, np.fft.fft)
+    check_accuracy(gfft.ifft(dev(ctx, x), norm="ortho").get(), x, np.fft.ifft, norm="ortho")
+    out = ga.zeros((shape[0], 2 * shape[1]), np.complex64, context=ctx)
+    gfft.fft(dev(ctx, x[:, ::-1]), out=out[:, ::2])
+    check_accuracy(out.get()[:, ::2], x[:, ::-1], np.fft.fft)
+    if FP64 and shape[1] == 2**14:
+        x2 = x.astype(np.complex128)
+        check_accuracy(gfft.fft(dev(ctx, x2)).get(), x2, np.fft.fft)
+
+
+@pytest.mark.parametrize("shape, axis", [((64, 1024), -1), ((1024, 36), 0), ((9, 4096), -1),
+                                         ((4096, 3), 0), ((16, 96), -1), ((3, 256, 8), 1)])
+def test_gpu_rows(gpu_choices, shape, axis):
+    """Whole rows in local memory with the GPU's choices: fft_rows_pow2 (padded local
+    indices) on rows and interleaved columns, fft_rows for the other radices."""
+    ctx = gpu_choices
+    x = cdata(shape, seed=sum(shape))
+    check_accuracy(gfft.fft(dev(ctx, x), axis=axis).get(), x, np.fft.fft, axis=axis)
+    check_accuracy(gfft.ifft(dev(ctx, x), axis=axis).get(), x, np.fft.ifft, axis=axis)
+    r = x.real.copy()
+    check_accuracy(gfft.rfft(dev(ctx, r), axis=axis).get(), r, np.fft.rfft, axis=axis)
+
+
+def test_gpu_bluestein_and_2d(gpu_choices):
+    ctx = gpu_choices
+    x = cdata(10007, seed=5)
+    check_accuracy(gfft.fft(dev(ctx, x)).get(), x, np.fft.fft)
+    y = cdata((256, 512), seed=6)
+    check_accuracy(gfft.fft2(dev(ctx, y)).get(), y, np.fft.fft2)
 
 
 @pytest.mark.slow

@@ -5,6 +5,8 @@
 ##   radices   the radices R to define fft_radix<R> for (1 is a strided copy)
 ##   nmax      the elements fft_rows holds per work-group (two buffers of them fit in
 ##             local memory)
+##   rows_pow2 True: the program is fft_rows_pow2 alone (GPUs: fft_rows for lengths of
+##             radices 2, 4, 8 and 16, buffers padded by one element in 16); False: the rest
 ## Every kernel takes the same arguments, so that one launcher serves them all:
 ##   x, y      input and output, as pointers to real numbers; complex element t of row
 ##             (b1, b2) is re = x[xo + t*xs + b1*xb1 + b2*xb2], im = the next one at +xd
@@ -163,6 +165,7 @@ inline void fft_store(__global ${T} *y, long a, long d, uint flags, ${T} scale, 
     const uint b1 = swap ? r_ : q_; \
     const long bx = xo + (long)b1 * xb1 + (long)get_global_id(1) * xb2; \
     const long by = yo + (long)b1 * yb1 + (long)get_global_id(1) * yb2;
+% if not rows_pow2:
 % for R in radices:
 <% lines, outs = butterfly(R, T) %>
 // One pass of radix ${R}: u[j] = x[i + j*n] times the twiddles exp(-2 pi i j k / (p R)),
@@ -194,19 +197,28 @@ __kernel void fft_radix${R}(FFT_ARGS)
 % endfor
 }
 % endfor
+% endif
 
-// Passes of `cnt` = 2^swap rows at once in local memory, interleaved (element t of row c
-// at t * cnt + c, so that adjacent rows load together), ping-ponging between two buffers.
-__kernel void fft_rows(FFT_ARGS, const ulong code, const uint npass)
+<%def name="rows_kernel(name, pow2)">\
+<%
+    # pow2: the GPU variant for lengths of 2, 4, 8 and 16 alone: fewer radices (fewer
+    # registers for the largest butterfly, more work-groups resident), k = i mod pp by a mask,
+    # and local indices padded by one element in 16 (the first pass's stores at stride R,
+    # and R * cnt, fall in distinct banks)
+    T, T2 = real, real + "2"
+    size = nmax + nmax // 16 if pow2 else nmax
+    IX = (lambda e: f"FFT_PAD({e})") if pow2 else (lambda e: e)
+%>\
+__kernel void ${name}(FFT_ARGS, const ulong code, const uint npass)
 {
-    __local ${T2} buf_a[${nmax}], buf_b[${nmax}];
+    __local ${T2} buf_a[${size}], buf_b[${size}];
     const uint lid = get_local_id(0), wg = get_local_size(0), lc = swap, cm = cnt - 1u;
     const uint row0 = get_group_id(0) * cnt;
     const long bx = xo + (long)row0 * xb1 + (long)get_global_id(1) * xb2;
     const long by = yo + (long)row0 * yb1 + (long)get_global_id(1) * yb2;
     for (uint u = lid; u < (n << lc); u += wg) {
         const uint c = u & cm;
-        buf_a[u] = row0 + c < nb1 ? fft_load(x, bx + (long)c * xb1 + (long)(u >> lc) * xs, xd,
+        buf_a[${IX("u")}] = row0 + c < nb1 ? fft_load(x, bx + (long)c * xb1 + (long)(u >> lc) * xs, xd,
                                              flags) : (${T2})(0, 0);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -216,18 +228,24 @@ __kernel void fft_rows(FFT_ARGS, const ulong code, const uint npass)
         const uint which = (uint)(code >> (4 * s)) & 15u;
         uint r = 1;
 % for idx, R in enumerate(radices):
-% if R > 1:
+% if R > 1 and (not pow2 or R in (2, 4, 8, 16)):
 <% lines, outs = butterfly(R, T) %>\
         if (which == ${idx}u) {
             r = ${R};
             const uint m = n / ${R}u;
+% if not pow2:
             const float rpp = 1.0f / (float)pp;
+% endif
             for (uint u = lid; u < (m << lc); u += wg) {
                 const uint c = u & cm, i = u >> lc;
 % for j in range(R):
-                ${T2} u${j} = src[((i + ${j}u * m) << lc) + c];
+                ${T2} u${j} = src[${IX(f"((i + {j}u * m) << lc) + c")}];
 % endfor
+% if pow2:
+                const uint k = i & (pp - 1u);
+% else:
                 const uint k = i - fft_div(i, pp, rpp) * pp;
+% endif
                 if (pp * p > 1u) {
                     // k1 + p k: the butterfly's k in the whole transform (row k1 mod p)
                     const uint kk = (p > 1u ? row0 + c : 0u) + p * k;
@@ -241,7 +259,7 @@ __kernel void fft_rows(FFT_ARGS, const ulong code, const uint npass)
 % endfor
                 const uint o = (i - k) * ${R}u + k;
 % for j in range(R):
-                dst[((o + ${j}u * pp) << lc) + c] = ${outs[j]};
+                dst[${IX(f"((o + {j}u * pp) << lc) + c")}] = ${outs[j]};
 % endfor
             }
         }
@@ -259,10 +277,20 @@ __kernel void fft_rows(FFT_ARGS, const ulong code, const uint npass)
     for (uint u = lid; u < (last << lc); u += wg) {
         const uint c = u & cm;
         if (row0 + c < nb1)
-            fft_store(y, by + (long)c * yb1 + (long)(u >> lc) * ys, yd, flags, scale, src[u]);
+            fft_store(y, by + (long)c * yb1 + (long)(u >> lc) * ys, yd, flags, scale, src[${IX("u")}]);
     }
 }
+</%def>\
+#define FFT_PAD(t) ((t) + ((t) >> 4))
 
+% if rows_pow2:
+// Lengths of radices 2, 4, 8 and 16 alone (GPUs; a program of its own: some
+// implementations count the local memory of every kernel of a program together).
+${rows_kernel("fft_rows_pow2", True)}
+% else:
+// Passes of `cnt` = 2^swap rows at once in local memory, interleaved (element t of row c
+// at t * cnt + c, so that adjacent rows load together), ping-ponging between two buffers.
+${rows_kernel("fft_rows", False)}
 // X[k] = (Z[k] + conj Z[n-k]) / 2 - i/2 W^k (Z[k] - conj Z[n-k]), W = exp(-2 pi i / 2n)
 // (tab[toff + k]), for k = 0..n: Z is the transform of the real row's pairs.
 __kernel void fft_r2c_post(FFT_ARGS)
@@ -314,3 +342,4 @@ __kernel void fft_pointwise(FFT_ARGS)
     if (i < lim)
         fft_store(y, by + (long)i * ys, yd, flags, scale, v);
 }
+% endif

@@ -49,6 +49,32 @@ def test_real_paths(ctx, path):
         _close(fft.irfft(ga.asarray(c, context=ctx), n), np.fft.irfft(c, n))
 
 
+@pytest.fixture
+def gpu_path(ctx, monkeypatch):
+    """The GPU's choices (split into segments on, fft_rows_pow2) on any device."""
+    monkeypatch.setattr(ctx, "device", dataclasses.replace(ctx.device, type="GPU"))
+    monkeypatch.setattr(ctx, "plans", {})
+    monkeypatch.setitem(fft.ROWS, "gpu", True)
+    monkeypatch.setattr(fft, "PREVIOUS", False)
+    return ctx
+
+
+def test_gpu_rows_pow2(gpu_path):
+    for shape, axis in [((3, 256), -1), ((64, 6), 0), ((2, 96), -1)]:
+        h = _c(shape)
+        _close(fft.fft(ga.asarray(h, context=gpu_path), axis=axis), np.fft.fft(h, axis=axis))
+
+
+def test_split_segments(gpu_path, monkeypatch):
+    monkeypatch.setitem(fft.ROWS_ELEMENTS, "gpu", 128)
+    monkeypatch.setitem(fft.ROWS_GROUP, "gpu", 2)
+    # 16 x 2 | 9 x 3 | 5: rows (fft_rows_pow2), rows of the residues mod 32 (fft_rows), a
+    # global pass; 16 | 16 | 16 x 4: global passes, then rows of the residues mod 256
+    for n in (4320, 16384):
+        h = _c((n,))
+        _close(fft.fft(ga.asarray(h, context=gpu_path)), np.fft.fft(h))
+
+
 def test_four_step_split(ctx, path, monkeypatch):
     cls = "gpu" if ctx.device.is_gpu else "cpu"
     monkeypatch.setitem(fft.ROWS, cls, True)
