@@ -7,9 +7,9 @@ and intel-cmplr-lib-rt) ships an `.icd` file naming a placeholder path, so the l
 finds it. Before the first platform query, `register()` writes a vendors folder of gpuarr's
 own (`$XDG_CACHE_HOME/gpuarr/icd/<digest of the source folder's path>`): a copy of each
 entry of the folder the loader would have read, then one entry per pip driver naming its real
-library, and points OCL_ICD_VENDORS at it.
-The loader lists platforms in the order of the entries' names: the system's drivers keep
-their platform numbers, and pip's drivers come after them (pip's PoCL last).
+library, and points OCL_ICD_VENDORS at it. The loader (ocl-icd 2.3) numbers platforms by
+their devices (more GPUs first, then more devices), ties in the order it loaded them: this
+folder's entries by name (the system's, then pip's drivers), then pip's PoCL.
 
 The loader reads the variable once, at the process's first OpenCL call: a program that
 queried platforms through pyopencl before gpuarr did sees no pip driver. A single `.icd` file
