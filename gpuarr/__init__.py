@@ -40,6 +40,7 @@ from .contraction import einsum
 from .elemwise import ElemwiseKernel
 from .fusion import fuse
 from .indexing import FUNCTIONS as _INDEXING
+from .lazy import table_attributes as _table_attributes
 from .manipulation import FUNCTIONS as _MANIPULATION
 from .reduction import FUNCTIONS as _REDUCTIONS
 from .sorting import argpartition, partition, searchsorted, unique
@@ -58,20 +59,8 @@ TABLE = {
 }
 
 
-def __getattr__(name):
-    """`gpuarr.exp` and the other names of TABLE. The first lookup of a name keeps it as a
-    module attribute, so later ones cost a plain attribute's ~6 ns instead of the ~250 ns
-    that a call of this function takes."""
-    try:
-        value = TABLE[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted({*globals(), *TABLE})
+# `gpuarr.exp` and the other names of TABLE, kept as module attributes once looked up
+__getattr__, __dir__ = _table_attributes(globals(), TABLE)
 
 
 __version__ = "0.1.0"

@@ -15,6 +15,7 @@ module's `__getattr__` (PEP 562).
 """
 
 from .. import config
+from ..lazy import table_attributes as _table_attributes
 from .basic import (
     BroadcastLike,
     DeepCopyOp,
@@ -77,19 +78,8 @@ as_tensor_variable = as_variable
 TABLE = {**_ELEMWISE, **_REDUCTIONS, **_CONSTRUCTORS}
 
 
-def __getattr__(name):
-    """T.exp, T.sum, T.matrix, ...: the names of TABLE (kept as module attributes once
-    looked up, as gpuarr's own namespace does)."""
-    try:
-        value = TABLE[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted({*globals(), *TABLE})
+# T.exp, T.sum, T.matrix, ...: the names of TABLE, kept as module attributes once looked up
+__getattr__, __dir__ = _table_attributes(globals(), TABLE)
 
 
 __all__ = [
