@@ -70,15 +70,22 @@ PREVIOUS = False
 
 # ---------------------------------------------------------------- kernels and plans
 
+def _program(ctx, key):
+    """(program, argument types) of the FFT program of `key`: (name, real, nmax), name "fft"
+    or "fft-rows-pow2" (fft_rows_pow2 alone, for GPUs: some implementations count the local
+    memory of all a program's kernels together), real 'float' or 'double'."""
+    name, real, nmax = key
+    program = get_program(ctx, key, "fft.cl.mako", real=real, radices=(1, *RADICES),
+                          nmax=nmax, rows_pow2=name == "fft-rows-pow2")
+    return program, [*_ARG_TYPES, np.float32 if real == "float" else np.float64]
+
+
 def _kernels(ctx, real):
     """{kernel name: Launcher} of the FFT program for `real` ('float' or 'double')."""
-    nmax = _row_max(ctx, real)
-    key = ("fft", real, nmax)
+    key = ("fft", real, _row_max(ctx, real))
     found = ctx.kernels.get(key)
     if found is None:
-        program = get_program(ctx, key, "fft.cl.mako", real=real, radices=(1, *RADICES),
-                              nmax=nmax, rows_pow2=False)
-        types = [*_ARG_TYPES, np.float32 if real == "float" else np.float64]
+        program, types = _program(ctx, key)
         found = {name: kernel_from(ctx, (key, name), program, name, types)
                  for name in _KERNELS}
         found["fft_rows"] = kernel_from(ctx, (key, "fft_rows"), program, "fft_rows",
@@ -88,15 +95,11 @@ def _kernels(ctx, real):
 
 
 def _rows_pow2(ctx, real):
-    """The Launcher of fft_rows_pow2 (GPUs): a program of its own, built at its first use
-    (some implementations count the local memory of all a program's kernels together)."""
-    nmax = _row_max(ctx, real)
-    key = ("fft-rows-pow2", real, nmax)
+    """The Launcher of fft_rows_pow2 (GPUs), built at its first use."""
+    key = ("fft-rows-pow2", real, _row_max(ctx, real))
     found = ctx.kernels.get(key)
     if found is None:
-        program = get_program(ctx, key, "fft.cl.mako", real=real, radices=(1, *RADICES),
-                              nmax=nmax, rows_pow2=True)
-        types = [*_ARG_TYPES, np.float32 if real == "float" else np.float64]
+        program, types = _program(ctx, key)
         found = kernel_from(ctx, key, program, "fft_rows_pow2", [*types, np.uint64, np.uint32])
     return found
 
