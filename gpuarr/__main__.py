@@ -1,4 +1,4 @@
-"""python -m gpuarr info | check [--device DEV] [--caches]
+"""python -m gpuarr info | check [--device DEV] [--caches] | warmup [--device DEV] [--dtypes ...]
 | tune gemm [--device DEV] [--dtype ...] ...
 | bench [--quick] [--device DEV] [--json OUT] [--markdown OUT] [--plot OUT.png] ..."""
 
@@ -11,8 +11,9 @@ import numpy as np
 from . import bench, config
 from .context import get_context, list_devices
 from .errors import GpuArrayError
+from .warmup import DTYPES, warmup
 
-__all__ = ["check", "info", "main", "print_caches", "tune"]
+__all__ = ["check", "info", "main", "print_caches", "tune", "warm"]
 
 CHECK_SIZE = 10 * 30 * 768  # 230,400 values, as in Theano's classic check
 CHECK_LOOPS = 1000
@@ -94,6 +95,16 @@ def check(device, caches=False):
     return 0
 
 
+def warm(device, dtypes):
+    """Build the kernels everyday code needs on `device` (gpuarr/warmup.py), timing each dtype."""
+    ctx = get_context(device or None)
+    t0 = time.perf_counter()
+    for dtype, seconds in warmup(ctx, dtypes).items():
+        print(f"{dtype:8s} {seconds:7.2f} s")
+    print(f"warmed {ctx.devname} ({ctx.device.device_name}) in {time.perf_counter() - t0:.2f} s")
+    return 0
+
+
 def _show_outcome(o, top=5):
     """The fastest candidates of one dtype and shape class, the built-in entry, the failures."""
     failed = [c for c in o.candidates if c.error]
@@ -152,6 +163,11 @@ def main(argv=None):
     p_check.add_argument("--device", help="device string (cl0:0, cl:nvidia), context name or cpu")
     p_check.add_argument("--caches", action="store_true",
                          help="print the context's cache sizes, bounds and hit counts after")
+    p_warm = sub.add_parser("warmup", help="build the kernels everyday code needs, so that "
+                            "new processes start fast")
+    p_warm.add_argument("--device", help="device string (cl0:0, cl:nvidia) or context name")
+    p_warm.add_argument("--dtypes", default=",".join(DTYPES),
+                        help=f"comma separated (default: {','.join(DTYPES)})")
     p_tune = sub.add_parser("tune", help="autotune kernel parameters and store them")
     p_gemm = p_tune.add_subparsers(dest="op", required=True).add_parser(
         "gemm", help="sample GEMM tiles, check them against numpy, time them, store the best")
@@ -176,6 +192,8 @@ def main(argv=None):
             return tune(args)
         if args.command == "bench":
             return bench.command(args)
+        if args.command == "warmup":
+            return warm(args.device, [d.strip() for d in args.dtypes.split(",") if d.strip()])
         return info() if args.command == "info" else check(args.device, args.caches)
     except GpuArrayError as e:
         print(f"error: {e}", file=sys.stderr)
