@@ -40,6 +40,7 @@ from .contraction import einsum
 from .elemwise import ElemwiseKernel
 from .fusion import fuse
 from .indexing import FUNCTIONS as _INDEXING
+from .interop import FUNCTIONS as _INTEROP
 from .lazy import table_attributes as _table_attributes
 from .manipulation import FUNCTIONS as _MANIPULATION
 from .reduction import FUNCTIONS as _REDUCTIONS
@@ -47,7 +48,8 @@ from .sorting import argpartition, partition, searchsorted, unique
 from .ufuncs import ALIASES, UFUNCS, Ufunc, around, fix, imag, nan_to_num, real, round, where
 
 # The table-driven families in one table; a later family wins a shared name (the Array API's
-# sort, argsort, clip, eye and linspace). A name imported above must not be in it.
+# sort, argsort, clip, eye and linspace; interop's from_dlpack). A name imported above must
+# not be in it.
 TABLE = {
     **UFUNCS,
     **_REDUCTIONS,
@@ -56,6 +58,7 @@ TABLE = {
     **_MANIPULATION,
     **{alias: UFUNCS[name] for alias, name in ALIASES.items()},
     **_ARRAY_API,
+    **_INTEROP,
 }
 
 
@@ -75,3 +78,4 @@ __all__ = [
     "fuse", "einsum", "random", "argpartition", "partition", "searchsorted", "unique",
     "linalg", "fft", "__array_namespace_info__", *TABLE,
 ]
+

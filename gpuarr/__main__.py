@@ -58,11 +58,11 @@ def check(device, caches=False):
     from .array import asarray
     from .ufuncs import UFUNCS
 
-    dtype = np.dtype(config.floatX)
+    device = device or config.flags.device
+    dtype = np.dtype(config.float_x(device == "cpu" or get_context(device or None).fp64))
     rng = np.random.default_rng(22)
     host = rng.random(CHECK_SIZE, dtype=np.float64).astype(dtype)
     expected = np.exp(host)
-    device = device or config.flags.device
     if device == "cpu":
         t0 = time.perf_counter()
         for _ in range(CHECK_LOOPS):

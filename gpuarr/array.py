@@ -39,6 +39,7 @@ from .base import (
     zeros_like,
 )
 from .blas import ProductMethods
+from .dlpack import DlpackMethods
 from .indexing import IndexingMethods
 from .manipulation import ManipulationMethods
 from .protocols import ArrayFunctionProtocol
@@ -54,9 +55,9 @@ __all__ = [
 ]
 
 
-class GpuArray(ArrayApiMethods, ArrayFunctionProtocol, IndexingMethods, ReductionMethods,
-               SortingMethods, ProductMethods, ManipulationMethods, UfuncOperators, ArrayBase,
-               concrete=True):
+class GpuArray(DlpackMethods, ArrayApiMethods, ArrayFunctionProtocol, IndexingMethods,
+               ReductionMethods, SortingMethods, ProductMethods, ManipulationMethods,
+               UfuncOperators, ArrayBase, concrete=True):
     """An n-d array on an OpenCL device. Create one with `empty`, `asarray`, `zeros`, ...
 
     It has numpy's layout (shape, strides in bytes, offset, dtype; views share storage)
@@ -69,7 +70,8 @@ class GpuArray(ArrayApiMethods, ArrayFunctionProtocol, IndexingMethods, Reductio
     shape : int or tuple of int
         The shape of a new, uninitialised array (as `empty`).
     dtype : dtype, optional
-        Default: the flag floatX (float32 unless set).
+        Default: the flag floatX (float64, or float32 on a device without fp64, unless
+        set).
     order : {'C', 'F'}
         Memory layout.
     context : str, Context or None
@@ -90,8 +92,9 @@ class GpuArray(ArrayApiMethods, ArrayFunctionProtocol, IndexingMethods, Reductio
     -----
     Where its methods come from (earlier bases win where two define a name):
 
+    - DlpackMethods (dlpack.py): __dlpack__, __dlpack_device__ (over ArrayApiMethods')
     - ArrayApiMethods (array_api.py): device, to_device, mT, __array_namespace__,
-      __dlpack_device__, and in-place operators that never change x's dtype (over
+      and in-place operators that never change x's dtype (over
       UfuncOperators' numpy-style ones), x @= y
     - ArrayFunctionProtocol (protocols.py): __array_function__, and __array_ufunc__ (over
       UfuncOperators': adds np.matmul, np.vecdot, UnsupportedError for what gpuarr lacks)
@@ -108,7 +111,8 @@ class GpuArray(ArrayApiMethods, ArrayFunctionProtocol, IndexingMethods, Reductio
     - ArrayBase (base.py): the record and its layout (shape, strides, offset, dtype, flags,
       T, ...), views and basic indexing, reshape, transpose, swapaxes, squeeze, ravel,
       flatten, view, get, set, transfer, sync, copy, astype, fill, len, iter, bool, int,
-      float, complex, index, repr
+      float, complex, index, repr, format, item, tolist, flat, pickling, copy.copy and
+      copy.deepcopy
     """
 
     __hash__ = None  # mutable, and == is elementwise

@@ -28,6 +28,8 @@ from .errors import (
     ArgumentTypeError,
     AxisError,
     ContextMismatch,
+    ContextNotDefined,
+    DeviceNotFound,
     IndexOutOfRange,
     ReadOnlyError,
     ShapeError,
@@ -244,7 +246,7 @@ class ArrayBase:
             raise ArgumentTypeError(f"storage= must be a gpuarr Storage (an array's .storage), "
                                     f"not {type(storage).__name__}")
         ctx = storage.context if storage is not None else get_context(context)
-        dt = dtypes.check_device(dtypes.float_x() if dtype is None else dtype, ctx)
+        dt = dtypes.check_device(dtypes.float_x(ctx) if dtype is None else dtype, ctx)
         shape = _shape_tuple(shape)
         _check_size(shape, dt.itemsize)
         given = strides is not None or storage is not None or offset != 0
@@ -669,6 +671,127 @@ class ArrayBase:
     def __str__(self):
         return str(self.get())
 
+    def __format__(self, spec):
+        """format(x, spec): a 0-d array as its element (`f"{x.sum():.3f}"`); other arrays
+        take only the empty spec (their str), as numpy's."""
+        if self.ndim == 0:
+            return format(self.get()[()], spec)
+        if spec:
+            raise ArgumentTypeError(f"unsupported format string {spec!r} passed to "
+                                    f"{type(self).__name__}.__format__ (an array of shape "
+                                    f"{self.shape}); format a 0-d array or its elements")
+        return str(self)
+
+    # -- host values, pickling and copies
+    def item(self, *args):
+        """One element as a Python scalar: no argument for an array of size 1, else a flat
+        index (C order) or one index per axis, as numpy's `item`. Reads only that element.
+
+        Examples
+        --------
+        >>> x = ga.asarray(np.arange(6).reshape(2, 3))
+        >>> x.item(4), x.item(1, 0), x.sum().item()
+        (4, 3, 15)
+        """
+        return self._element(args[0] if len(args) == 1 and isinstance(args[0], tuple)
+                             else args).get()[()].item()
+
+    def _element(self, args):
+        """The 0-d view of the element `item(*args)` names."""
+        if not args:
+            if self.size != 1:
+                raise ArgumentError(f"can only convert an array of size 1 to a Python scalar; "
+                                    f"this one has shape {self.shape}")
+            key = (0,) * self.ndim
+        elif len(args) == 1:
+            i = operator.index(args[0])
+            if not -self.size <= i < self.size:
+                raise IndexOutOfRange(f"index {i} is out of bounds for size {self.size}")
+            key = np.unravel_index(i % self.size, self.shape)
+        elif len(args) == self.ndim:
+            key = tuple(operator.index(i) for i in args)
+        else:
+            raise ArgumentError(f"incorrect number of indices for array: item() of a "
+                                f"{self.ndim}-d array got {len(args)}")
+        return _basic_index(self, tuple(int(i) for i in key))
+
+    def tolist(self):
+        """The data as nested Python lists of Python scalars (a scalar for a 0-d array)."""
+        return self.get().tolist()
+
+    @property
+    def flat(self):
+        """A flat iterator over the elements in C order, as numpy's `x.flat`: `len`,
+        iteration (one host copy), and `x.flat[key]` to read (a scalar for an integer, a new
+        array for a slice) or write."""
+        return FlatIter(self)
+
+    def __reduce__(self):
+        # pickle: the data through the host (numpy's pickle: C or F order kept), and the
+        # context's names, for the unpickling process to find it (gpuarr/base.py _reconstruct)
+        return _reconstruct, (self.get(), tuple(self.context.names))
+
+    def __copy__(self):
+        """copy.copy(x): a new device copy (numpy's: x.copy(order='K'))."""
+        return self.copy("K")
+
+    def __deepcopy__(self, memo):
+        """copy.deepcopy(x): a new device copy, with no trip through the host."""
+        return self.copy("K")
+
+
+class FlatIter:
+    """`x.flat`: numpy's flatiter over a GpuArray, the elements in C order.
+
+    `len`; iteration (numpy scalars, from one host copy made when it starts); `flat[key]`
+    with an integer (a numpy scalar), a slice or index array (a new array, as numpy's); and
+    `flat[key] = value`, which writes into `base`.
+    """
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def __len__(self):
+        return self.base.size
+
+    def __iter__(self):
+        return iter(self.base.get().ravel())
+
+    def __getitem__(self, key):
+        if isinstance(key, numbers.Integral) and not isinstance(key, bool):
+            return self.base._element((key,)).get()[()]
+        out = self.base.reshape(-1)[key]  # (reshape: a view of a C-contiguous base)
+        return out.copy() if out.storage is self.base.storage else out
+
+    def __setitem__(self, key, value):
+        base = self.base
+        base._check_writeable()
+        flat = base.reshape(-1) if base._is_c() else base.flatten()  # a view, else a copy
+        flat[key] = value
+        if flat.storage is not base.storage:
+            base[...] = flat.reshape(base.shape)
+
+    def copy(self):
+        """A new 1-d array of the elements (x.flatten())."""
+        return self.base.flatten()
+
+    def __array__(self, dtype=None, copy=None):
+        return self.base.__array__(dtype, copy).ravel()
+
+
+def _reconstruct(host, names=()):
+    """A GpuArray of the numpy array `host` on the first context of `names` that this
+    process defines (by gpuarr.init or flag contexts), else on the default context: how a
+    pickled GpuArray comes back."""
+    for name in names:
+        try:
+            return to_device(host, get_context(name))
+        except (ContextNotDefined, DeviceNotFound):  # (from get_context: not defined here)
+            continue
+    return to_device(host, get_context())
+
 
 # ---------------------------------------------------------------- indexing
 
@@ -793,8 +916,8 @@ def ones(shape, dtype=None, order="C", context=None, *, device=None):
 
 def full(shape, fill_value, dtype=None, order="C", context=None, *, device=None):
     """An array filled with `fill_value`; its dtype by numpy's rule, floatX for Python floats."""
-    return empty(shape, dtypes.default_for(fill_value, dtype), order,
-                 device_context(context, device)).fill(fill_value)
+    ctx = get_context(device_context(context, device))
+    return empty(shape, dtypes.default_for(fill_value, dtype, ctx), order, ctx).fill(fill_value)
 
 
 def _like(a, dtype, order, shape, context):
@@ -853,9 +976,10 @@ def asarray(obj, dtype=None, order=None, context=None, *, device=None, copy=None
         return out
     if isinstance(obj, Context):
         raise ArgumentTypeError("asarray() takes data first; pass the context as context=...")
-    dt = dtypes.default_for(obj, dtype)
+    ctx = get_context(context)
+    dt = dtypes.default_for(obj, dtype, ctx)
     host = np.asarray(obj, dtype=dt, order=order if order in ("C", "F") else None)
-    return to_device(host, get_context(context))
+    return to_device(host, ctx)
 
 
 def _check_no_copy(obj, dtype, order, context):
@@ -892,7 +1016,7 @@ def ascontiguousarray(a, dtype=None, context=None):
 
 def arange(start, stop=None, step=1, dtype=None, context=None, *, device=None):
     """Evenly spaced values in [start, stop), computed as numpy does (same bits)."""
-    context = device_context(context, device)
+    context = get_context(device_context(context, device))
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -901,7 +1025,7 @@ def arange(start, stop=None, step=1, dtype=None, context=None, *, device=None):
         dt = np.result_type(*(np.asarray(v) for v in (start, stop, step)))
         if dt == np.float64 and not any(isinstance(v, np.floating | np.ndarray)
                                         for v in (start, stop, step)):
-            dt = dtypes.float_x()
+            dt = dtypes.float_x(context)
     dt = dtypes.normalize(dt if dtype is None else dtype)
     if dt.kind == "c":
         raise UnsupportedError("arange of a complex dtype is not supported; build it from two "

@@ -2,7 +2,9 @@
 
     GPUARR_FLAGS="device=cl0:0,contexts=dev0->cl0:0;dev1->cl0:1,floatX=float32"
 
-The parsed values are attributes of this module (`gpuarr.config.floatX`) and of `flags`.
+The parsed values are attributes of this module and of `flags`, except that
+`gpuarr.config.floatX` is a dtype name (`float_x()`: flag floatX=auto, the default, reads
+float64) while `flags.floatX` is the flag as set.
 `reload()` reads both sources again (tests use it after changing the environment).
 
 Every value is checked at load: a bad one raises one ConfigError naming the flag, the value,
@@ -25,7 +27,7 @@ from .errors import ConfigError, FlagError
 
 __all__ = [
     "ENV_VAR", "FLAGS", "MAX_RC_BYTES", "MIN_PREALLOCATE_FRACTION", "RC_ENV_VAR", "DeviceSpec",
-    "Flag", "Flags", "UnsafeDirectoryWarning", "check_context_name", "flags", "load",
+    "Flag", "Flags", "UnsafeDirectoryWarning", "check_context_name", "flags", "float_x", "load",
     "parse_device", "parse_flags", "private_dir", "rc_path", "read_rc", "reload",
 ]
 
@@ -120,8 +122,8 @@ def _parse_contexts(text):
 
 def _parse_float_x(text):
     text = text.strip()
-    if text not in ("float32", "float64"):
-        raise ValueError("expected float32 or float64")
+    if text not in ("auto", "float32", "float64"):
+        raise ValueError("expected auto, float32 or float64")
     return text
 
 
@@ -187,8 +189,10 @@ FLAGS = {
                    "or cpu"),
     "contexts": Flag({}, _parse_contexts, "named contexts: dev0->cl0:0;dev1->cl0:1",
                      "name->device entries separated by ';', e.g. dev0->cl0:0;dev1->cl0:1"),
-    "floatX": Flag("float32", _parse_float_x, "default float dtype: float32 or float64",
-                   "float32 or float64"),
+    "floatX": Flag("auto", _parse_float_x,
+                   "default float dtype: auto (float64 where the device has fp64, as numpy's "
+                   "and Theano's, else float32), float32 or float64",
+                   "auto, float32 or float64"),
     "force_device": Flag(False, _parse_bool, "raise instead of falling back to another device",
                          _BOOLS),
     "preallocate": Flag(0.0, _parse_preallocate,
@@ -221,6 +225,10 @@ FLAGS = {
                             "devices of one platform whose memory is host memory (CPUs) "
                             "share a cl.Context: auto, or never (one per device; copies "
                             "between them are staged through pinned host memory as GPUs' are)"),
+    "array_api_version": Flag("2025.12", _choice("2021.12", "2022.12", "2023.12", "2024.12",
+                                                 "2025.12"),
+                              "the Array API standard version gpuarr follows where versions "
+                              "differ (gpuarr.__array_api_version__; docs/array_api.md)"),
     "comm_timeout": Flag(300.0, _parse_seconds,
                          "seconds an MPI collective (gpuarr.collectives.GpuComm) waits for "
                          "every rank before all raise CommTimeout", "a number of seconds over 0, "
@@ -245,6 +253,7 @@ class Flags:
     device_probe: str = "cpu"
     comm_timeout: float = 300.0
     context_sharing: str = "auto"
+    array_api_version: str = "2025.12"
 
 
 def parse_flags(text, source=ENV_VAR):
@@ -452,10 +461,27 @@ def private_dir(path, what, create=True):
     return path
 
 
+def _current():
+    return globals().get("flags") or reload()
+
+
+def float_x(fp64=True):
+    """The name of the default float dtype (flag floatX) on a device with (`fp64`) or
+    without float64: the flag's value, or for `auto` float64 where the device has fp64,
+    else float32. `gpuarr.config.floatX` is `float_x()`: the name on the host (numpy,
+    the symbolic layer's types); `gpuarr.dtypes.float_x(context)` the dtype on a device."""
+    setting = _current().floatX
+    if setting == "auto":
+        return "float64" if fp64 else "float32"
+    return setting
+
+
 def __getattr__(name):
     # The flags load on first use, so that `python -m gpuarr` can report bad flags.
     if name == "flags":
         return reload()
+    if name == "floatX":  # a dtype name, as Theano's: auto resolves to float64 here
+        return float_x()
     if name in FLAGS:
-        return getattr(reload() if "flags" not in globals() else globals()["flags"], name)
+        return getattr(_current(), name)
     raise AttributeError(f"module 'gpuarr.config' has no attribute {name!r}")

@@ -86,15 +86,18 @@ def check_device(dtype, context):
     return dt
 
 
-def float_x():
-    return np.dtype(config.floatX)
+def float_x(context=None):
+    """The default float dtype (flag floatX) on `context`'s device; with flag floatX=auto
+    (the default) float64 where it has fp64, else float32. None: the host's (float64 under
+    auto)."""
+    return np.dtype(config.float_x(context is None or context.fp64))
 
 
-def default_for(value, dtype=None):
+def default_for(value, dtype=None, context=None):
     """The dtype numpy would give `np.asarray(value)`, with floatX for Python floats.
 
     numpy arrays keep their dtype; Python floats (and lists of them) that numpy would
-    make float64 take floatX, as Theano did.
+    make float64 take floatX (of `context`'s device: `float_x`), as Theano did.
     """
     if dtype is not None:
         return normalize(dtype)
@@ -102,5 +105,5 @@ def default_for(value, dtype=None):
         return normalize(value.dtype)
     dt = np.asarray(value).dtype
     if dt == np.float64:
-        return float_x()
+        return float_x(context)
     return normalize(dt)

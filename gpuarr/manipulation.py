@@ -18,7 +18,7 @@ import operator
 
 import numpy as np
 
-from . import config, dtypes, elemwise, reduction
+from . import dtypes, elemwise, reduction
 from .base import (
     ArrayBase,
     _host_scalar,
@@ -833,7 +833,9 @@ def _band_loop(raw):
 
 
 def _band(src, lo, hi):
-    """A new array: `src` (shape (..., rows, cols)) where lo <= col - row <= hi, else 0."""
+    """A new array: `src` (shape (..., rows, cols)) where lo <= col - row <= hi, else 0.
+    Bounds beyond +-_BIG (eye(1, k=2**63)) mean the same as +-_BIG: the kernel's are int64."""
+    lo, hi = (min(max(b, -_BIG), _BIG) for b in (lo, hi))
     out = empty(src.shape, src.dtype, context=src.context)
     if out.size:
         raw_out = _raw(out)
@@ -1007,7 +1009,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     numpy's arithmetic; from Python numbers the dtype defaults to floatX."""
     if dtype is None and _python_values(start, stop) and not any(
             isinstance(v, complex) for v in (start, stop)):
-        dtype = config.floatX
+        dtype = dtypes.float_x(get_context(context))
     y, step = _linspace(start, stop, num, endpoint, dtype, axis, context)
     return (y, step) if retstep else y
 
@@ -1017,7 +1019,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, 
     """base ** linspace(start, stop, ...); from Python numbers the dtype defaults to floatX."""
     if dtype is None and _python_values(start, stop, base) and not any(
             isinstance(v, complex) for v in (start, stop, base)):
-        dtype = config.floatX
+        dtype = dtypes.float_x(get_context(context))
     gpu = [v for v in (start, stop, base) if isinstance(v, ArrayBase)]
     ctx = check_same_context(*gpu) if gpu else get_context(context)
     if np.ndim(base) if not isinstance(base, ArrayBase) else base.ndim:

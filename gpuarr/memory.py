@@ -64,9 +64,15 @@ class Storage:
         self.readers = None
         return event
 
+    def __reduce__(self):
+        raise TypeError("a gpuarr Storage (device memory) cannot be pickled or copied; "
+                        "pickle or copy the GpuArray that holds it")
+
     def __del__(self):
-        if self._release is not None:
-            self._release()
+        # getattr: a Storage made without __init__ (a failed copy) has no _release
+        release = getattr(self, "_release", None)
+        if release is not None:
+            release()
 
 
 class Arena:

@@ -263,7 +263,7 @@ def _error_cases(c0, c1):
                             [ga.ones(3, "complex64", context=c) for c in (c0, c1)], "max")),
         "shapes differ": (ShapeError, ["disagree on the shape", "rank 0 has (2, 3)",
                                        "rank 1 (3,)"],
-                          lambda: collectives.all_reduce([f32[0], ga.ones(3, context=c1)])),
+                          lambda: collectives.all_reduce([f32[0], ga.ones(3, "float32", context=c1)])),
         "dtypes differ": (ArgumentTypeError, ["disagree on the dtype", "float32", "int32"],
                           lambda: collectives.all_gather(
                               [f32[0], ga.ones((2, 3), "int32", context=c1)])),

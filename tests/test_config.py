@@ -11,7 +11,8 @@ from gpuarr import config
 from gpuarr.errors import FlagError, GpuArrayError
 
 NO_RC = {"GPUARRRC": os.devnull}
-ALL_KEYS = ("assert_no_cpu_op", "blas_backend", "comm_timeout", "compile_cache_dir",
+ALL_KEYS = ("array_api_version", "assert_no_cpu_op", "blas_backend", "comm_timeout",
+            "compile_cache_dir",
             "context_sharing", "contexts",
             "device",
             "device_probe", "floatX", "force_device", "gemm_precision", "preallocate",
@@ -40,7 +41,7 @@ def test_flag_error_is_a_value_error():
 
 def test_defaults_without_env_or_rc():
     f = load()
-    assert f == config.Flags(device="", contexts={}, floatX="float32", force_device=False,
+    assert f == config.Flags(device="", contexts={}, floatX="auto", force_device=False,
                              preallocate=0.0, print_active_device=True, compile_cache_dir="")
 
 
@@ -96,7 +97,7 @@ def test_contexts_flag_keeps_order():
     assert list(got) == ["zz", "aa", "mm"]
 
 
-@pytest.mark.parametrize("value", ["float32", "float64"])
+@pytest.mark.parametrize("value", ["auto", "float32", "float64"])
 def test_float_x_flag(value):
     assert load(f"floatX={value}").floatX == value
 
@@ -139,7 +140,8 @@ def test_module_attributes_expose_the_flags():
         assert config.print_active_device is False
         assert config.compile_cache_dir == "/tmp/gpuarr-kc"
     with using_flags(""):
-        assert config.floatX == "float32"
+        assert config.flags.floatX == "auto"  # the default: float64 where the device has fp64
+        assert config.floatX == "float64"
         assert config.device == ""
         assert config.print_active_device is True
 

@@ -32,10 +32,13 @@ def test_gpu_check(flags, used):
 
 @pytest.mark.parametrize("args", [(), ("gpu_from_host",)])
 def test_gpu_check_device_resident(args):
-    out = run("gpu_check_device.py", DEVICE, args, ITERS="3")
+    # config.floatX: float64 by default (flag floatX=auto), as Theano's; float32 on request
+    float_x = "float64" if USABLE[0].fp64 else "float32"
+    out = run("gpu_check_device.py", f"{DEVICE},floatX={float_x}" if float_x == "float32"
+              else DEVICE, args, ITERS="3")
     assert "Result type is GpuArray" in out and out.splitlines()[-1] == "Used the gpu"
     assert out.splitlines()[0] == (f"[GpuElemwise{{exp}}<{USABLE[0].name}>(<GpuArrayType"
-                                   f"<None>(float32, vector)>)]")
+                                   f"<None>({float_x}, vector)>)]")
 
 
 def test_transfers():
