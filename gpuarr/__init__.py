@@ -37,14 +37,21 @@ from .array_api import __array_namespace_info__
 from .blas import FUNCTIONS as _PRODUCTS
 from .context import Context, DeviceInfo, contexts, get_context, init, list_devices
 from .contraction import einsum
+from .editing import FUNCTIONS as _EDITING
 from .elemwise import ElemwiseKernel
 from .fusion import fuse
 from .indexing import FUNCTIONS as _INDEXING
+from .indextricks import FUNCTIONS as _INDEX_TRICKS
+from .inquiry import FUNCTIONS as _INQUIRY
 from .interop import FUNCTIONS as _INTEROP
 from .lazy import table_attributes as _table_attributes
 from .manipulation import FUNCTIONS as _MANIPULATION
+from .numerical import FUNCTIONS as _NUMERICAL
+from .polynomials import FUNCTIONS as _POLYNOMIALS
 from .reduction import FUNCTIONS as _REDUCTIONS
+from .setops import FUNCTIONS as _SETOPS
 from .sorting import argpartition, partition, searchsorted, unique
+from .statistics import FUNCTIONS as _STATISTICS
 from .ufuncs import ALIASES, UFUNCS, Ufunc, around, fix, imag, nan_to_num, real, round, where
 
 # The table-driven families in one table; a later family wins a shared name (the Array API's
@@ -56,6 +63,13 @@ TABLE = {
     **_PRODUCTS,
     **_INDEXING,
     **_MANIPULATION,
+    **_NUMERICAL,
+    **_POLYNOMIALS,
+    **_STATISTICS,
+    **_SETOPS,
+    **_EDITING,
+    **_INDEX_TRICKS,
+    **_INQUIRY,
     **{alias: UFUNCS[name] for alias, name in ALIASES.items()},
     **_ARRAY_API,
     **_INTEROP,

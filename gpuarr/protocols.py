@@ -29,7 +29,7 @@ from .base import ArrayBase
 from .blas import matmul
 from .errors import UnsupportedError
 
-__all__ = ["EXCLUDED", "NAMESPACES", "ArrayFunctionProtocol", "table"]
+__all__ = ["EXCLUDED", "NAMESPACES", "NOT_ON_DEVICE", "ArrayFunctionProtocol", "table"]
 
 # numpy namespace -> the gpuarr namespace holding its names
 NAMESPACES = {"numpy": "", "numpy.linalg": ".linalg", "numpy.fft": ".fft"}
@@ -40,6 +40,26 @@ EXCLUDED = {
     "random": "a module, not a function",
     "linalg": "a module, not a function",
     "bool": "a type, not a function (numpy 1.26 warns on np.bool)",
+}
+
+# numpy's functions and ufuncs that take arrays but do not run on GpuArrays, and why (they
+# raise UnsupportedError; docs/compatibility.md lists them; tests/test_numpy_functions.py
+# walks numpy's namespace against this table and gpuarr's).
+_DATETIME = "datetime64 values: GpuArrays hold no datetime64 or timedelta64 dtype"
+_UFUNC = "a ufunc not yet in gpuarr's table (gpuarr/ufuncs.py)"
+NOT_ON_DEVICE = {
+    **dict.fromkeys(["busday_count", "busday_offset", "is_busday", "datetime_as_string",
+                     "isnat"], _DATETIME),
+    "roots": "the eigenvalues of the companion matrix: gpuarr.linalg has no eigvals yet",
+    **dict.fromkeys(["bitwise_count", "divmod", "frexp", "gcd", "lcm", "modf", "spacing"],
+                    _UFUNC),
+    **dict.fromkeys(["matvec", "vecmat"], "numpy 2.2's gufuncs, not yet in gpuarr: "
+                                          "matmul(a, v[..., None]) is matvec on the device"),
+    # numpy 1.x's deprecated aliases, gone in numpy 2 (gpuarr has the names they stand for)
+    **{old: f"numpy 1.x's deprecated alias of {new}" for old, new in [
+        ("alltrue", "all"), ("sometrue", "any"), ("product", "prod"),
+        ("cumproduct", "cumprod"), ("round_", "round"), ("msort", "sort(a, axis=0)"),
+        ("asfarray", "asarray(a, dtype=float)")]},
 }
 
 # numpy's dispatched functions are instances of this type; the other numpy callables reach

@@ -24,11 +24,11 @@ import numpy as np
 
 # Namespaces documented name by name: the submodules gpuarr.__all__ names (namespaces()),
 # and these, which it does not.
-EXTRA_NAMESPACES = ["symbolic"]
+EXTRA_NAMESPACES = ["symbolic", "dask_backend"]
 # The group of each namespace's names; a namespace not listed goes to "other".
 NAMESPACE_GROUP = {"linalg": "linalg", "blas": "linalg", "fft": "fft", "random": "random",
                    "collectives": "collectives", "errors": "errors", "config": "devices",
-                   "symbolic": "symbolic"}
+                   "symbolic": "symbolic", "dask_backend": "dask"}
 # Public classes of engine modules that gpuarr's namespace does not re-export.
 EXTRA = ["gpuarr.reduction.ReductionKernel", "gpuarr.reduction.ScanKernel",
          "gpuarr.fusion.Fused"]
@@ -44,11 +44,15 @@ GROUPS = [
      "numpy's ufuncs: `out=`, `dtype=`, `casting=`, `where=`, numpy 2's promotion and "
      "broadcasting. The Array API's spellings (`acos`, `pow`, `bitwise_invert`, ...) are "
      "the same objects."),
+    ("math", "Mathematical routines",
+     "Differences and integrals, vector products, convolution, interpolation, polynomials, "
+     "special functions and tolerance comparisons, composed on the device."),
     ("reductions", "Reductions and statistics",
      "Sums, extrema, means, variances and scans over any axes; the result stays on the "
      "device (a 0-d array for a full reduction)."),
     ("sorting", "Sorting, searching and counting", "Radix sort on the device, "
      "searchsorted, unique, arg-extrema and nonzero."),
+    ("sets", "Set routines", "Membership and set operations, by sorting on the device."),
     ("indexing", "Indexing routines",
      "Integer and boolean indexing as functions (`x[key]` does the same)."),
     ("linalg", "Linear algebra", "Products, einsum, `gpuarr.linalg` and pygpu's BLAS "
@@ -56,6 +60,9 @@ GROUPS = [
     ("fft", "Discrete Fourier transform (gpuarr.fft)", "numpy.fft's names."),
     ("random", "Random sampling (gpuarr.random)",
      "Philox4x32-10 counter-based generator: the same numbers on every device."),
+    ("io", "Input and output",
+     "numpy's file formats, read and written through the host, and memory overlap "
+     "(`may_share_memory`, `shares_memory`). Pickling and DLPack: docs/compatibility.md."),
     ("dtypes", "Data types and constants",
      "dtype objects (numpy's), dtype routines and numpy's constants."),
     ("devices", "Devices, contexts and flags",
@@ -67,6 +74,9 @@ GROUPS = [
      "Every exception gpuarr raises; each also derives from the matching builtin."),
     ("symbolic", "Symbolic layer (gpuarr.symbolic)",
      "Theano-style graphs: variables, shared variables, function, grad (docs/symbolic.md)."),
+    ("dask", "dask.array and dask.distributed (gpuarr.dask_backend)",
+     "gpuarr chunks in dask arrays: the array backend, the worker plugin (docs/dask.md); "
+     "needs the extra `gpuarr[dask]`."),
     ("other", "Other names", "Public names no group claims yet."),
 ]
 TITLES = {slug: title for slug, title, _ in GROUPS}
@@ -86,10 +96,11 @@ flip fliplr flipud roll pad tril triu matrix_transpose""")
 _UFUNC_LIKE = _words("around round fix real imag nan_to_num clip where")
 _SORTING = _words("""sort argsort partition argpartition searchsorted unique unique_all
 unique_counts unique_inverse unique_values argmax argmin nonzero argwhere flatnonzero count_nonzero
-""")
-_INDEXING = _words("take take_along_axis put compress")
-_LINALG = _words("dot vdot inner outer matmul tensordot einsum vecdot diagonal trace")
-_DTYPES = _words("astype can_cast result_type finfo iinfo isdtype")
+lexsort""")
+_INDEXING = _words("take take_along_axis put compress select")
+_LINALG = _words("dot vdot inner outer matmul tensordot einsum einsum_path vecdot diagonal trace")
+_DTYPES = _words("""astype can_cast result_type finfo iinfo isdtype common_type min_scalar_type
+iscomplexobj isrealobj""")
 _REDUCTIONS = _words("cumulative_sum")
 _DEVICES = _words("__array_namespace_info__")
 
@@ -107,7 +118,10 @@ BY_MODULE = {
     "gpuarr.linalg": "linalg", "gpuarr.fft": "fft", "gpuarr.random": "random",
     "gpuarr.dtypes": "dtypes", "gpuarr.context": "devices", "gpuarr.config": "devices",
     "gpuarr.elemwise": "kernels", "gpuarr.fusion": "kernels",
-    "gpuarr.collectives": "collectives", "gpuarr.errors": "errors",
+    "gpuarr.statistics": "reductions", "gpuarr.setops": "sets", "gpuarr.editing": "manipulation",
+    "gpuarr.numerical": "math", "gpuarr.polynomials": "math", "gpuarr.indextricks": "indexing",
+    "gpuarr.inquiry": "array",
+    "gpuarr.collectives": "collectives", "gpuarr.errors": "errors", "gpuarr.interop": "io",
 }
 KERNELS = {"ElemwiseKernel", "ReductionKernel", "ScanKernel", "fuse", "Fused"}
 
