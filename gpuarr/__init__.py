@@ -9,6 +9,9 @@ merged table, TABLE, reached through the module's `__getattr__` (PEP 562). docs/
 shows the layers below this module.
 """
 
+import importlib as _importlib
+import sys as _sys
+
 from . import blas, collectives, config, errors, fft, linalg, random
 from .array import (
     GpuArray,
@@ -93,3 +96,48 @@ __all__ = [
     "linalg", "fft", "__array_namespace_info__", *TABLE,
 ]
 
+
+# dask and dask.distributed reach gpuarr.dask_backend by this package's name, as they reach
+# their CuPy support by 'cupy': `register` waits under the key 'gpuarr' in their lazy dispatch
+# tables and runs when they first meet a GpuArray. gpuarr never imports dask: the tables get
+# the key when their modules load (now, for those loaded already). docs/dask.md.
+_DASK_TABLES = ("dask.sizeof", "dask.tokenize", "dask.array.dispatch",
+                "distributed.protocol.serialize")
+
+
+def _dask_register():
+    _importlib.import_module("gpuarr.dask_backend").register()
+
+
+def _dask_keys(module):
+    for table in list(vars(module).values()):
+        if type(table).__name__ == "Dispatch" and hasattr(table, "register_lazy"):
+            table.register_lazy("gpuarr", _dask_register)
+
+
+class _DaskTables:
+    """An import finder that keys gpuarr in each of _DASK_TABLES right after it runs."""
+
+    def find_spec(self, name, path, target=None):
+        if name not in _DASK_TABLES:
+            return None
+        for finder in _sys.meta_path:
+            find = getattr(finder, "find_spec", None) if finder is not self else None
+            spec = find(name, path, target) if find else None
+            if spec is not None:
+                run = getattr(spec.loader, "exec_module", None)
+                if run is not None:
+                    def exec_module(module, loader=spec.loader, run=run):
+                        loader.exec_module = run  # once: a loader may serve other modules
+                        run(module)
+                        _dask_keys(module)
+                    spec.loader.exec_module = exec_module
+                return spec
+        return None
+
+
+for _name in _DASK_TABLES:
+    if _name in _sys.modules:
+        _dask_keys(_sys.modules[_name])
+if not any(type(f).__name__ == "_DaskTables" for f in _sys.meta_path):
+    _sys.meta_path.insert(0, _DaskTables())
