@@ -16,41 +16,82 @@ module's `__getattr__` (PEP 562).
 
 from .. import config
 from ..lazy import table_attributes as _table_attributes
+from . import nnet, random, tensor
 from .basic import (
+    AdvancedIncSubtensor,
+    AdvancedSubtensor,
+    Alloc,
+    ARange,
     BroadcastLike,
     DeepCopyOp,
     DimShuffle,
+    GpuAdvancedIncSubtensor,
+    GpuAdvancedSubtensor,
+    GpuAlloc,
+    GpuARange,
     GpuBroadcastLike,
     GpuDeepCopyOp,
     GpuDimShuffle,
     GpuIncSubtensor,
+    GpuJoin,
     GpuReshape,
     GpuSubtensor,
     IncSubtensor,
+    Join,
+    MakeVector,
     Reshape,
+    Shape,
+    Shape_i,
     Size,
     Subtensor,
+    alloc,
+    arange,
+    concatenate,
     dimshuffle,
     fill,
     flatten,
     inc_subtensor,
+    join,
+    ones,
     ones_like,
     reshape,
     set_subtensor,
+    shape,
+    stack,
     transpose,
+    zeros,
     zeros_like,
 )
-from .blas import Dot, Dot22, Gemv, GpuDot, GpuDot22, GpuGemv, dot, matmul
+from .blas import (
+    Dot,
+    Dot22,
+    Gemv,
+    GpuDot,
+    GpuDot22,
+    GpuGemv,
+    GpuMatMul,
+    GpuTensorDot,
+    MatMul,
+    TensorDot,
+    batched_dot,
+    dot,
+    matmul,
+    tensordot,
+)
 from .elemwise import FUNCTIONS as _ELEMWISE
 from .elemwise import Elemwise, GpuElemwise, cast, sigmoid, softplus
 from .fgraph import FunctionGraph
-from .function import Function, function
+from .function import Function, In, function
 from .grad import grad
+from .gradient import Lop, Rop, hessian, jacobian, verify_grad
 from .graph import Apply, Constant, Op, TensorType, Variable, as_variable
-from .printing import debugprint
+from .ifelse import GpuIfElse, IfElse, ifelse
+from .mode import DebugMode, DebugModeError, Mode
+from .printing import GpuPrint, Print, debugprint, pp
 from .profiling import print_all as print_profiles
 from .reductions import FUNCTIONS_R as _REDUCTIONS
 from .reductions import CAReduce, GpuCAReduce
+from .scan import GpuScan, Scan, scan
 from .shared import SharedVariable, shared
 from .transfer import (
     GpuFromHost,
@@ -62,7 +103,8 @@ from .transfer import (
     transfer,
 )
 from .variables import CONSTRUCTORS as _CONSTRUCTORS
-from .variables import tensor
+
+shared_randomstreams = random  # Theano's T.shared_randomstreams.RandomStreams
 
 
 def constant(value, name=None, dtype=None):
@@ -93,4 +135,12 @@ __all__ = [
     "gpu_from_host", "grad", "host_from_gpu", "inc_subtensor", "matmul", "ones_like",
     "print_profiles", "reshape", "set_subtensor", "shared", "sigmoid", "softplus", "tensor",
     "transfer", "transpose", "zeros_like", *TABLE,
+    "ARange", "AdvancedIncSubtensor", "AdvancedSubtensor", "Alloc", "GpuARange",
+    "GpuAdvancedIncSubtensor", "GpuAdvancedSubtensor", "GpuAlloc", "GpuJoin", "GpuMatMul",
+    "GpuPrint", "GpuTensorDot", "Join", "MakeVector", "MatMul", "Print", "Shape", "Shape_i",
+    "TensorDot", "alloc", "arange", "batched_dot", "concatenate", "join", "nnet", "ones", "pp",
+    "random", "shape", "shared_randomstreams", "stack", "tensordot", "zeros",
+    "GpuIfElse", "GpuScan", "IfElse", "Lop", "Rop", "Scan", "hessian", "ifelse", "jacobian",
+    "scan", "verify_grad",
+    "DebugMode", "DebugModeError", "In", "Mode",
 ]

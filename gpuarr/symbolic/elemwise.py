@@ -340,10 +340,12 @@ def _composite(name, consts, steps):
 # Named composites: a few ufunc calls with a gradient rule of their own, so that the
 # gradients stay finite where the plain chain rule would meet inf * 0.
 NAMED = {
-    # 1 / (1 + exp(-x))
-    "sigmoid": _composite("sigmoid", (1, 1), (
-        ("negative", (("i", 0),)), ("exp", (("s", 0),)), ("add", (("s", 1), ("c", 0))),
-        ("true_divide", (("c", 1), ("s", 2))))),
+    # 1 / (1 + e) for x >= 0, else e / (1 + e), with e = exp(-|x|): no overflow
+    "sigmoid": _composite("sigmoid", (1, 1, 0), (
+        ("absolute", (("i", 0),)), ("negative", (("s", 0),)), ("exp", (("s", 1),)),
+        ("add", (("s", 2), ("c", 0))), ("true_divide", (("c", 1), ("s", 3))),
+        ("multiply", (("s", 2), ("s", 4))), ("greater_equal", (("i", 0), ("c", 2))),
+        ("where", (("s", 6), ("s", 4), ("s", 5))))),
     # log(1 + exp(x)) computed as max(x, 0) + log1p(exp(-|x|)): no overflow
     "softplus": _composite("softplus", (0,), (
         ("absolute", (("i", 0),)), ("negative", (("s", 0),)), ("exp", (("s", 1),)),
@@ -353,7 +355,8 @@ NAMED = {
 
 
 def sigmoid(x):
-    """1 / (1 + exp(-x)); also what `1 / (1 + T.exp(-x))` builds."""
+    """1 / (1 + exp(-x)), computed without overflow; also what `1 / (1 + T.exp(-x))`
+    builds."""
     return Elemwise(NAMED["sigmoid"])(as_variable(x))
 
 
@@ -383,7 +386,8 @@ def _is_one(v):
 def _canonical(name, args):
     """A numerically stable or simpler form of what is being built, or None. As Theano's
     stabilization rewrites: 1 / (1 + exp(-x)) is sigmoid(x), 1 - sigmoid(x) is
-    sigmoid(-x), log(sigmoid(x)) is -softplus(-x); and -(-x) and x ** 1 are x."""
+    sigmoid(-x), log(sigmoid(x)) is -softplus(-x), log of an op with a `log_form` (softmax)
+    is that form; and -(-x) and x ** 1 are x."""
     if name == "negative":
         inner, a = _call_of(args[0])
         if inner == "negative":
@@ -400,6 +404,9 @@ def _canonical(name, args):
         if inner == "sigmoid":
             return sigmoid(-a[0])
     elif name == "log":
+        node = args[0].owner
+        if node is not None and hasattr(node.op, "log_form"):  # softmax: log_softmax
+            return node.op.log_form(node)
         inner, a = _call_of(args[0])
         if inner == "sigmoid":
             return -softplus(-a[0])

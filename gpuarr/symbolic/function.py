@@ -1,12 +1,14 @@
 """`function`: compile a graph into a callable.
 
-Compilation (FunctionMaker) applies `givens`, folds constants and merges equal work,
-places every op (placement.py), fuses elementwise chains (fusion.py) and adds the copies
-that keep outputs from aliasing. Linking makes everything a call needs: one flat list of
-storage cells (constants filled once) and one thunk per node reading and writing cells by
-index, so a call is: filter the inputs into their cells, read the shared values, run the
-thunks, collect the outputs, install the updates (after every output and update value is
-computed, so all of them read the old values), and clear the cells.
+Compilation (FunctionMaker) applies `givens`, then, as the mode says (mode.py): folds
+constants and merges equal work, places every op (placement.py), rewrites the placed graph
+for the device (rewrites.py), fuses elementwise chains and sums of them (fusion.py) and
+adds the copies that keep outputs from aliasing. The schedule (schedule.py) makes
+everything a call needs: the cells, the steps in their order, the in-place updates; a call
+is: bind the arguments (defaults of `In` inputs, names), filter the inputs into their
+cells, read the shared values, run the steps, collect the outputs, install the updates
+(after every output and update value is computed, so all of them read the old values), and
+clear the cells.
 """
 
 import time
@@ -18,31 +20,76 @@ from .. import config
 from ..context import get_context
 from ..errors import ArgumentError, ArgumentTypeError
 from .fgraph import FunctionGraph, rebuild, remake
-from .fusion import fuse_elemwise
+from .fusion import fuse_elemwise, fuse_reductions
 from .graph import Constant, Variable, as_variable, roots
+from .mode import get_mode
 from .placement import place
-from .profiling import ProfileStats
-from .rewrites import check_no_cpu_op, fold_and_merge, protect
-from .shared import SharedVariable
+from .rewrites import check_no_cpu_op, device_rewrites, fold_and_merge, protect
+from .schedule import Schedule
+from .shared import SharedVariable, default_updates
 from .types import location
 
-__all__ = ["Function", "FunctionMaker", "function"]
+__all__ = ["Function", "FunctionMaker", "In", "function"]
 
 
-def function(inputs, outputs=None, updates=None, givens=None, name=None, profile=None,
-             allow_input_downcast=None, on_unused_input="raise", trust_input=False):
+def function(inputs, outputs=None, mode=None, updates=None, givens=None,
+             no_default_updates=False, name=None, profile=None, allow_input_downcast=None,
+             on_unused_input="raise", trust_input=False):
     """Compile `outputs` as a function of `inputs`.
 
+    inputs: variables, or `In(variable, value=..., name=...)` for defaults and names.
     outputs: a variable or a list of them (None: only updates); values come back as numpy
     arrays, or as GpuArrays for outputs marked with .transfer(ctx).
+    mode: 'FAST_RUN' (default), 'FAST_COMPILE', 'DebugMode' or a Mode (mode.py).
     updates: (shared variable, new value) pairs or a dict, installed after each call.
+    no_default_updates: True, or a list of shared variables, to leave out the default updates
+    (a shared variable's `default_update`, e.g. a random stream advancing) of all or those.
     givens: {variable: replacement} substituted in the graph before compiling.
     profile: time each op and print a summary at exit (default: flag profile).
     """
     maker = FunctionMaker(inputs, outputs, updates, givens, name, allow_input_downcast,
-                          on_unused_input)
+                          on_unused_input, mode, no_default_updates)
     return Function(maker, bool(config.flags.profile if profile is None else profile),
                     trust_input)
+
+
+class In:
+    """An input of `function` with options: a default value, a name to pass it by, and
+    whether outputs may alias it.
+
+    Parameters
+    ----------
+    variable : Variable
+        The free variable (T.vector(), ...) the argument gives a value to.
+    name : str, optional
+        The keyword that passes it (default: the variable's name).
+    value : array_like, optional
+        The default, used when a call leaves the input out (None: the input is required).
+    borrow : bool
+        True: an output that is this input (or a view of it) may be the argument itself
+        rather than a copy.
+    mutable : bool
+        True: the function may overwrite the argument. Functions here never write into
+        their arguments (host arrays are copied to the device), so this grants nothing.
+    allow_downcast : bool, optional
+        This input's allow_input_downcast (default: the function's).
+    """
+
+    def __init__(self, variable, name=None, value=None, borrow=False, mutable=False,
+                 allow_downcast=None):
+        if not isinstance(variable, Variable):
+            raise ArgumentTypeError(f"In() takes a symbolic variable, got {variable!r}")
+        if name is not None and not isinstance(name, str):
+            raise ArgumentTypeError(f"In(name=) must be a string, not {name!r}")
+        self.variable = variable
+        self.name = variable.name if name is None else name
+        self.value = value
+        self.borrow = bool(borrow)
+        self.mutable = bool(mutable)
+        self.allow_downcast = allow_downcast
+
+    def __repr__(self):
+        return f"In({self.variable}{'' if self.value is None else ', value=...'})"
 
 
 def _as_list(x, what):
@@ -59,35 +106,51 @@ class FunctionMaker:
     """Compiles the graph; `fgraph` is the result (`fgraph.toposort()` lists its nodes)."""
 
     def __init__(self, inputs, outputs, updates, givens, name, allow_input_downcast,
-                 on_unused_input):
+                 on_unused_input, mode=None, no_default_updates=False):
         self.name = name
+        self.mode = get_mode(mode)
         self.allow_input_downcast = allow_input_downcast
-        self.inputs = self._check_inputs(inputs)
+        self.specs = self._check_inputs(inputs)
+        self.inputs = [spec.variable for spec in self.specs]
         self.single = outputs is not None and not isinstance(outputs, list | tuple)
         outs = [] if outputs is None else [outputs] if self.single else list(outputs)
         self.outputs = [as_variable(o) for o in outs]
         self.updates = self._check_updates(updates)
+        if no_default_updates is not True:
+            skip = [s for s, _ in self.updates] + list(no_default_updates or ())
+            self.updates += self._check_updates(
+                default_updates(self.outputs + [v for _, v in self.updates], skip))
         replace = self._check_givens(givens)
         wanted = self.outputs + [v for _, v in self.updates]
         if replace:
             wanted = rebuild(wanted, remake, replace)[0]
         shared = self._check_roots(wanted, on_unused_input)
-        folded = fold_and_merge(wanted)
+        mode = self.mode
+        folded = fold_and_merge(wanted) if mode.rewrites else wanted
         where = [location(v.type.context) for v in folded[:len(self.outputs)]]
         where += [s.location for s, _ in self.updates]
         default = None if config.flags.device == "cpu" else get_context(None)
-        placed = fuse_elemwise(place(folded, where, default))
+        placed = place(folded, where, default)
+        if mode.rewrites:
+            placed = device_rewrites(placed)
+        if mode.fusion:
+            placed = fuse_reductions(fuse_elemwise(placed))
         n = len(self.outputs)
-        outs, upds = protect(placed[:n], placed[n:], [*self.inputs, *shared])
+        borrowed = [spec.variable for spec in self.specs if spec.borrow]
+        outs, upds = protect(placed[:n], placed[n:], [*self.inputs, *shared], borrowed)
         self.shared = shared
         self.fgraph = FunctionGraph([*self.inputs, *shared], [*outs, *upds])
         check_no_cpu_op(self.fgraph.toposort(), config.flags.assert_no_cpu_op, name)
 
     def _check_inputs(self, inputs):
-        if isinstance(inputs, Variable) or not isinstance(inputs, list | tuple):
+        """The inputs as In specs, checked."""
+        if isinstance(inputs, Variable | In) or not isinstance(inputs, list | tuple):
             raise ArgumentTypeError(f"function inputs must be a list of variables, got "
                                     f"{type(inputs).__name__}")
-        for k, v in enumerate(inputs):
+        specs = [v if isinstance(v, In) else In(v) if isinstance(v, Variable) else v
+                 for v in inputs]
+        for k, spec in enumerate(specs):
+            v = spec.variable if isinstance(spec, In) else spec
             if not isinstance(v, Variable):
                 raise ArgumentTypeError(f"input {k} of function {self.name} is not a symbolic "
                                         f"variable: {v!r}")
@@ -98,9 +161,9 @@ class FunctionMaker:
                 raise ArgumentTypeError(f"input {k} ({v}) of function {self.name} is computed "
                                         f"from other variables or constant; inputs must be "
                                         f"free variables such as T.vector()")
-        if len(set(inputs)) != len(inputs):
+        if len({spec.variable for spec in specs}) != len(specs):
             raise ArgumentError(f"function {self.name}: an input appears twice")
-        return list(inputs)
+        return specs
 
     def _check_updates(self, updates):
         pairs, seen = [], set()
@@ -159,10 +222,13 @@ class FunctionMaker:
         return shared
 
 
-def _input_filter(var, index, fname, allow_downcast):
+def _input_filter(spec, index, fname, allow_downcast):
+    var = spec.variable
     t = var.type
     dt, nd, plain = t.dtype, t.ndim, not any(t.broadcastable)
     what = f"input {index} ({var}) of function {fname or '<unnamed>'}"
+    if spec.allow_downcast is not None:
+        allow_downcast = spec.allow_downcast
 
     def filter(v):
         if type(v) is np.ndarray and v.dtype == dt and v.ndim == nd and plain:
@@ -171,110 +237,91 @@ def _input_filter(var, index, fname, allow_downcast):
     return filter
 
 
-def _thunk(fn, ins, outs, cells):
-    """A callable running `fn` from the cells `ins` into the cells `outs`."""
-    if len(outs) == 1:
-        o = outs[0]
-        if len(ins) == 1:
-            i = ins[0]
-
-            def run():
-                cells[o] = fn(cells[i])
-        elif len(ins) == 2:
-            i, j = ins
-
-            def run():
-                cells[o] = fn(cells[i], cells[j])
-        else:
-            def run():
-                cells[o] = fn(*[cells[k] for k in ins])
-        return run
-
-    def run_many():
-        for k, v in zip(outs, fn(*[cells[k] for k in ins])):
-            cells[k] = v
-    return run_many
+_MISSING = object()
 
 
 class Function:
-    """A compiled function: f(*inputs) -> outputs. `f.maker.fgraph` is its graph."""
+    """A compiled function: f(*inputs) -> outputs. `f.maker.fgraph` is its graph,
+    `f.schedule` how a call runs it (schedule.py)."""
 
     def __init__(self, maker, profile=False, trust_input=False):
         self.maker = maker
         self.name = maker.name
         self.trust_input = trust_input
         fg = maker.fgraph
-        order = fg.toposort()
-        variables = []
-        for v in [*fg.inputs, *(x for n in order for x in (*n.inputs, *n.outputs)),
-                  *fg.outputs]:
-            variables.append(v)
-        consts = list(dict.fromkeys(v for v in variables if isinstance(v, Constant)))
-        others = list(dict.fromkeys(v for v in variables if not isinstance(v, Constant)))
-        index = {v: k for k, v in enumerate(consts + others)}
-        self._cells = cells = [c.data for c in consts] + [None] * len(others)
-        self._first = len(consts)
-        self._blank = [None] * len(others)
         n_in = len(maker.inputs)
-        self._in_cells = [index[v] for v in maker.inputs]
-        self._filters = [_input_filter(v, k, maker.name, maker.allow_input_downcast)
-                         for k, v in enumerate(maker.inputs)]
-        self._shared_cells = [(index[v], v.container) for v in fg.inputs[n_in:]]
-        n_out = len(maker.outputs)
-        self._out_cells = [index[v] for v in fg.outputs[:n_out]]
-        self._update_cells = [(s.container, index[v])
-                              for (s, _), v in zip(maker.updates, fg.outputs[n_out:])]
+        self.schedule = sched = Schedule(fg, n_in, [s for s, _ in maker.updates], maker.mode,
+                                         profile, maker.name)
+        self.profile = sched.profile
+        self._filters = [_input_filter(spec, k, maker.name, maker.allow_input_downcast)
+                         for k, spec in enumerate(maker.specs)]
+        self._defaults = [_MISSING if spec.value is None else f(spec.value)
+                          for f, spec in zip(self._filters, maker.specs)]
+        self._required = sum(1 for d in self._defaults if d is _MISSING)
         self._single = maker.single
         self._n_in = n_in
-        self._names = {v.name: k for k, v in enumerate(maker.inputs) if v.name}
-        self.profile = ProfileStats(self.name, order) if profile else None
-        self._thunks = []
-        for node in order:
-            thunk = _thunk(node.op.fn(node), [index[v] for v in node.inputs],
-                           [index[v] for v in node.outputs], cells)
-            if self.profile is not None:
-                thunk = self.profile.timed(node, thunk, [index[v] for v in node.outputs], cells)
-            self._thunks.append(thunk)
+        names = [spec.name for spec in maker.specs]
+        # a name given to several inputs passes none of them (ambiguous)
+        self._names = {n: (k if names.count(n) == 1 else None)
+                       for k, n in enumerate(names) if n}
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
+        if kwargs or len(args) != self._n_in:
             args = self._bind(args, kwargs)
-        if len(args) != self._n_in:
-            raise ArgumentError(f"function {self.name or '<unnamed>'} takes {self._n_in} "
-                                f"input(s), got {len(args)}")
-        t0 = time.perf_counter() if self.profile is not None else None
-        cells = self._cells
+        sched = self.schedule
+        t0 = time.perf_counter() if sched.profile is not None else None
+        cells = sched.cells
         try:
             if self.trust_input:
-                for k, a in zip(self._in_cells, args):
+                for k, a in zip(sched.in_cells, args):
                     cells[k] = a
             else:
-                for k, f, a in zip(self._in_cells, self._filters, args):
+                for k, f, a in zip(sched.in_cells, self._filters, args):
                     cells[k] = f(a)
-            for k, c in self._shared_cells:
+            for k, c in sched.shared_cells:
                 cells[k] = c.value
-            for t in self._thunks:
-                t()
-            outs = [cells[k] for k in self._out_cells]
-            for c, k in self._update_cells:
+            for step in sched.steps:
+                step()
+            outs = [cells[k] for k in sched.out_cells]
+            for c, k in sched.update_cells:
                 c.value = cells[k]
         finally:
-            cells[self._first:] = self._blank
+            cells[sched.first:] = sched.blank
         if t0 is not None:
-            self.profile.called(time.perf_counter() - t0)
+            sched.profile.called(time.perf_counter() - t0)
         if self._single:
             return outs[0]
         return outs
 
     def _bind(self, args, kwargs):
-        args = list(args) + [None] * (self._n_in - len(args))
+        """The arguments in input order: positional, then by name, then the defaults."""
+        n = self._n_in
+        if len(args) > n:
+            raise ArgumentError(f"function {self.name or '<unnamed>'} takes {n} input(s), got "
+                                f"{len(args)}")
+        values = list(args) + [_MISSING] * (n - len(args))
         for key, value in kwargs.items():
-            k = self._names.get(key)
-            if k is None:
-                raise ArgumentError(f"function {self.name} has no input named {key!r}")
-            args[k] = value
-        return args
+            k = self._names.get(key, _MISSING)
+            if k is _MISSING or k is None:
+                why = ("several inputs have that name; rename them with In(variable, "
+                       "name=...)" if k is None else
+                       f"named: {', '.join(self._names) or 'none'}")
+                raise ArgumentError(f"function {self.name or '<unnamed>'} has no input named "
+                                    f"{key!r} ({why})")
+            if values[k] is not _MISSING:
+                raise ArgumentError(f"function {self.name or '<unnamed>'} got input {key!r} "
+                                    f"twice (by position and by name)")
+            values[k] = value
+        for k, v in enumerate(values):
+            if v is _MISSING:
+                if self._defaults[k] is _MISSING:
+                    raise ArgumentError(
+                        f"function {self.name or '<unnamed>'} takes {n} input(s) "
+                        f"({self._required} without a default), got {len(args)} positional "
+                        f"and {len(kwargs)} named; input {k} "
+                        f"({self.maker.inputs[k]}) has no value and no default")
+                values[k] = self._defaults[k]
+        return values
 
     def __repr__(self):
         return f"<gpuarr.symbolic.Function {self.name or '<unnamed>'}>"
-

@@ -16,25 +16,31 @@ from .reductions import CAReduce
 __all__ = ["grad"]
 
 
-def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
+def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", known_grads=None):
     """d cost / d wrt for a float scalar `cost` and a variable or list of variables `wrt`.
 
     Gradients stop at integer and boolean values and at piecewise-constant ops
     (comparisons, argmax, floor...); a `wrt` that reaches the cost only through those, or
     not at all, raises unless disconnected_inputs is 'warn' or 'ignore' (zeros then).
-    Variables in `consider_constant` are treated as constants.
+    Variables in `consider_constant` are treated as constants. `known_grads`
+    ({variable: its gradient}, Theano's) adds gradients that flow back from those
+    variables; with it the cost may be None (what `T.Lop` computes).
     """
     if disconnected_inputs not in ("raise", "warn", "ignore"):
         raise ArgumentError(f"disconnected_inputs must be 'raise', 'warn' or 'ignore', not "
                             f"{disconnected_inputs!r}")
-    cost = as_variable(cost)
-    if cost.ndim != 0:
-        raise ArgumentError(f"grad: the cost must be a scalar (0-d), got {cost} of type "
-                            f"{cost.type}; reduce it first, e.g. with .sum()")
-    if cost.dtype.kind != "f":
-        made = f" (made by {cost.owner.op})" if cost.owner is not None else ""
-        raise UnsupportedError(f"grad: the cost {cost}{made} has dtype {cost.dtype}, which is "
-                               f"not differentiable; only float costs have gradients")
+    known = _known(known_grads)
+    if cost is None and not known:
+        raise ArgumentError("grad: give a cost, or known_grads to start from")
+    if cost is not None:
+        cost = as_variable(cost)
+        if cost.ndim != 0:
+            raise ArgumentError(f"grad: the cost must be a scalar (0-d), got {cost} of type "
+                                f"{cost.type}; reduce it first, e.g. with .sum()")
+        if cost.dtype.kind != "f":
+            made = f" (made by {cost.owner.op})" if cost.owner is not None else ""
+            raise UnsupportedError(f"grad: the cost {cost}{made} has dtype {cost.dtype}, which "
+                                   f"is not differentiable; only float costs have gradients")
     single = not isinstance(wrt, list | tuple)
     wrts = [wrt] if single else list(wrt)
     for w in wrts:
@@ -44,9 +50,13 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
             raise UnsupportedError(f"grad with respect to {w} ({w.type}): only float "
                                    f"variables are differentiable")
     constants = set(consider_constant or ())
-    order = toposort([cost])
+    ends = [v for v, _ in known] if cost is None else [cost, *(v for v, _ in known)]
+    order = toposort(ends)
     depends = _descendants(order, wrts)
-    pending = {cost: [Constant(cost.type.clone(broadcastable=()), np.ones((), cost.dtype))]}
+    pending = {} if cost is None else {
+        cost: [Constant(cost.type.clone(broadcastable=()), np.ones((), cost.dtype))]}
+    for v, g in known:
+        pending.setdefault(v, []).append(g)
     blocked = []
     for node in reversed(order):
         gs = [_total(pending.get(o)) for o in node.outputs]
@@ -67,11 +77,28 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
                 continue
             pending.setdefault(v, []).append(_fit(g, v))
     found = []
+    what = f"the cost {cost}" if cost is not None else "the variables of known_grads"
     for w in wrts:
         g = _total(pending.get(w))
-        found.append(g if g is not None else _disconnected(w, cost, order, blocked,
+        found.append(g if g is not None else _disconnected(w, what, order, blocked,
                                                            disconnected_inputs))
     return found[0] if single else found
+
+
+def _known(known_grads):
+    """[(variable, gradient)] of known_grads, each gradient of its variable's type."""
+    pairs = []
+    for v, g in dict(known_grads or {}).items():
+        if not isinstance(v, Variable):
+            raise ArgumentTypeError(f"grad: known_grads keys must be symbolic variables, got "
+                                    f"{v!r}")
+        g = as_variable(g)
+        if g.ndim > v.ndim:
+            raise ArgumentError(f"grad: the known gradient of {v} ({v.type}) has "
+                                f"{g.ndim} dimensions, more than the variable")
+        if v.dtype.kind == "f":
+            pairs.append((v, _fit(g, v)))
+    return pairs
 
 
 def _descendants(order, starts):
@@ -110,17 +137,17 @@ def _fit(g, v):
     return cast(g, v.dtype)
 
 
-def _disconnected(w, cost, order, blocked, mode):
+def _disconnected(w, what, order, blocked, mode):
     reached = _descendants(order, [w])
     ops = sorted({str(n.op) for n in blocked if any(v in reached for v in n.inputs)})
     if ops:
         error = UnsupportedError(
-            f"grad: {w} reaches the cost {cost} only through {', '.join(ops)}, which "
+            f"grad: {w} reaches {what} only through {', '.join(ops)}, which "
             f"{'is' if len(ops) == 1 else 'are'} not differentiable (piecewise constant: "
             f"the gradient is zero almost everywhere); pass disconnected_inputs='ignore' "
             f"for zeros")
     else:
-        error = ArgumentError(f"grad: {w} is not part of the graph of the cost {cost}; pass "
+        error = ArgumentError(f"grad: {w} is not part of the graph of {what}; pass "
                               f"disconnected_inputs='ignore' for zeros")
     if mode == "raise":
         raise error

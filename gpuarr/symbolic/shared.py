@@ -6,10 +6,10 @@ import numpy as np
 from .. import config, dtypes
 from ..array import GpuArray, to_device
 from ..errors import ArgumentTypeError, UnsupportedError
-from .graph import TensorType, Variable
+from .graph import TensorType, Variable, roots
 from .types import HOST, location
 
-__all__ = ["Container", "SharedVariable", "shared"]
+__all__ = ["Container", "SharedVariable", "default_updates", "shared"]
 
 _DEFAULT = object()
 
@@ -24,7 +24,11 @@ class Container:
 
 
 class SharedVariable(Variable):
-    """A variable with a value kept between calls; `location` is 'cpu' or its Context."""
+    """A variable with a value kept between calls; `location` is 'cpu' or its Context.
+    `default_update`, when set, is its new value after every call of a function that reads it
+    and does not update it otherwise (a random stream's advanced state), as in Theano."""
+
+    default_update = None
 
     def __init__(self, type, value, location, name=None, allow_downcast=None):
         super().__init__(type, name=name)
@@ -67,10 +71,25 @@ class SharedVariable(Variable):
     __repr__ = __str__
 
 
+def default_updates(outputs, updated=()):
+    """(shared variable, its default_update) for each shared variable that computing `outputs`
+    reads (or that those default updates read in turn), except those in `updated`."""
+    pairs, seen, todo = [], set(updated), list(outputs)
+    while todo:
+        found = [v for v in roots(todo) if isinstance(v, SharedVariable) and v not in seen
+                 and v.default_update is not None]
+        seen.update(found)
+        pairs += [(v, v.default_update) for v in found]
+        todo = [v.default_update for v in found]
+    return pairs
+
+
 def shared(value, name=None, target=_DEFAULT, borrow=False, broadcastable=None,
            allow_downcast=None):
     """A shared variable holding `value` (a copy unless borrow=True).
 
+    The dtype is numpy's for the value (`shared(0.0)` is float64, `shared(0)` int64, as
+    in Theano); numpy arrays keep theirs.
     target: 'cpu', None (the default device) or a context name. Left out, float values
     live on the default device when flag `device` names one (as Theano did for floatX)
     and everything else (integer counters, masks) on the host. A GpuArray stays on its
@@ -87,7 +106,7 @@ def shared(value, name=None, target=_DEFAULT, borrow=False, broadcastable=None,
             data = value.transfer(loc)
         ndim, context = value.ndim, target if target is not _DEFAULT else loc.name
     else:
-        arr = np.asarray(value, dtype=dtypes.default_for(value))
+        arr = np.asarray(value)  # numpy's dtype: Python floats are float64, as in Theano
         dt = arr.dtype
         if target is _DEFAULT:
             loc = _default_location(dt)

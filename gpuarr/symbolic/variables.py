@@ -9,8 +9,9 @@ VariableMethods over a record class of graph.py or shared.py, which they registe
 
 from ..dtypes import float_x
 from ..ufuncs import _BINARY_OPERATORS, _COMPARISONS, _UNARY_OPERATORS
-from .basic import dimshuffle, flatten, ones_like, subtensor, zeros_like
+from .basic import Size, dimshuffle, flatten, ones_like, subtensor, vector_length, zeros_like
 from .basic import reshape as _reshape
+from .basic import shape as _shape
 from .basic import transpose as _transpose
 from .blas import dot, matmul
 from .elemwise import FUNCTIONS, apply_ufunc, cast
@@ -70,7 +71,8 @@ def _binary(dunder):
 
 class VariableMethods:
     """Operators (gpuarr's operator table: `x + y` is T.add(x, y); == and != stay identity,
-    variables being dict keys; T.eq compares values), reductions, shape methods, eval."""
+    variables being dict keys; T.eq compares values), reductions, shape methods, eval.
+    `x.shape` is a symbolic int64 vector (`x.shape[0]` a scalar), `x.size` a scalar."""
 
     __add__, __radd__, __iadd__ = _binary("add")
     __sub__, __rsub__, __isub__ = _binary("sub")
@@ -119,6 +121,15 @@ class VariableMethods:
 
     dot = dot
     T = property(_transpose)
+    shape = property(_shape, doc="the symbolic shape: an int64 vector; x.shape[i] a scalar")
+
+    def __iter__(self):
+        """The entries of a vector of known length: `rows, cols = x.shape`."""
+        n = vector_length(self)
+        if n is None:
+            return Variable.__iter__(self)
+        return (self[k] for k in range(n))
+    size = property(lambda self: Size()(self), doc="the number of elements: an int64 scalar")
 
     def transpose(self, *axes):
         return _transpose(self, axes[0] if len(axes) == 1 and isinstance(axes[0], list | tuple)
