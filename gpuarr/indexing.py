@@ -245,6 +245,8 @@ def _take(data, shape, data_strides, b0, nb, indices, dense, direction, mode):
         if mode == 0 and direction != 2 and bsize and indices:
             _take(data, shape[b0:b0 + nb], [0] * nb, 0, nb, indices, None, 2, 0)
         return
+    if direction == 0 and _take_rows(data, shape, data_strides, b0, nb, indices, dense, mode):
+        return
     ndim = len(shape)
     dense_strides = elemwise._element_strides(dense, ndim) if dense is not None else [0] * ndim
     dims = []
@@ -288,6 +290,66 @@ def _take(data, shape, data_strides, b0, nb, indices, dense, direction, mode):
             _raise_if_flagged(ctx, flag)
     else:
         _enqueue(ctx, kernel, items, prog.take_local, args, reads, writes)
+
+
+_ROW_VECTORS = (16, 8, 4, 2, 1)  # bytes a work-item of gather_rows moves at once
+
+
+def _rows_program(ctx):
+    """{vector bytes: the gather_rows launcher} of a context (one build serves all)."""
+    key = ("gather_rows",)
+    kernels = ctx.kernels.get(key)
+    if kernels is None:
+        program = build(ctx, render("gather_rows.cl.mako"))
+        i64, u64, i32 = np.int64, np.uint64, np.int32
+        kernels = ctx.kernels[key] = {
+            v: Launcher(getattr(program, f"gather_rows_{v}"),
+                        [u64, np.uint32, i64, i64, i32, i32, None, u64, i64, None, i64, i64,
+                         None, u64, None]) for v in _ROW_VECTORS}
+    return kernels
+
+
+def _take_rows(data, shape, data_strides, b0, nb, indices, dense, mode):
+    """dense[r] = data's row indices[0][r] when the gather is one of whole rows (a 1-d
+    index on the first axis; the rows contiguous in data and dense: x[idx], take(axis=0)),
+    a work-group per run of rows moving 16-byte vectors where the row and offsets allow
+    (kernels/gather_rows.cl.mako); False, with nothing done, for any other gather."""
+    if b0 or nb != 1 or len(indices) != 1 or len(shape) < 2:
+        return False
+    ndim = len(shape)
+    dense_strides = elemwise._element_strides(dense, ndim)
+    inner, (src, dst) = elemwise.collapse(list(shape[1:]),
+                                          [list(data_strides[1:]), dense_strides[1:]])
+    row = inner[0] if inner else 1
+    if len(inner) > 1 or (inner and (src[0] != 1 or dst[0] != 1)) or \
+            (shape[0] > 1 and dense_strides[0] != row):
+        return False
+    ctx = data.context
+    ix = indices[0]
+    s = data.itemsize
+    sizes = (row * s, data.offset, dense.offset, ix.stride * s)
+    vb = next(v for v in _ROW_VECTORS if all(b % v == 0 for b in sizes))
+    buffer, offsets, keep = _pack(ctx, [ix.array])
+    flag = _flag(ctx)
+    vecs = row * s // vb
+    if ctx.device.is_gpu:
+        across = min(1 << (vecs - 1).bit_length(), ctx.local_size)
+        local = (across, max(1, ctx.local_size // across))
+    else:  # a work-item per row (its loop over the vectors)
+        local = (1, min(64, ctx.local_size))
+    rows = shape[0]
+    args = (rows, vecs, ix.size, ix.axis, _code(ix.array), mode, data.storage,
+            data.offset // vb, ix.stride * s // vb, buffer, offsets[0], ix.bstrides[0],
+            dense.storage, dense.offset // vb, flag.storage)
+    launch = (ctx, _rows_program(ctx)[vb], (local[0], -(-rows // local[1]) * local[1]), local,
+              args, [data.storage, *(k.storage for k in keep)], [dense.storage, flag.storage])
+    if mode == 0:
+        with _flag_lock:
+            enqueue(*launch)
+            _raise_if_flagged(ctx, flag)
+    else:
+        enqueue(*launch)
+    return True
 
 
 def _copy(src, dst=None):
@@ -519,7 +581,7 @@ def _parse(a, key):
                 vd += 1
                 continue
             for j, (n, m) in enumerate(zip(a.shape[ad:], k.shape)):
-                if n != m:
+                if n != m and m:  # numpy lets a mask axis of length 0 (no True) match any
                     raise IndexOutOfRange(
                         f"boolean index did not match indexed array along axis {ad + j}; "
                         f"size of axis is {n} but size of corresponding boolean axis is {m}")
@@ -731,7 +793,7 @@ def _finish_out(out, target):
     return out._assign(target)
 
 
-def take_along_axis(arr, indices, axis):
+def take_along_axis(arr, indices, axis=-1):
     """numpy.take_along_axis: arr[..., indices, ...] matching 1-d slices along `axis`."""
     arr = _as_array(arr)
     if getattr(indices, "dtype", np.asarray(indices).dtype).kind not in "iu":

@@ -1,16 +1,26 @@
 """Sorting and searching: sort, argsort, partition, argpartition, searchsorted, unique.
 
-One engine, a stable LSD radix sort (kernels/sort.cl.mako) on the raw bits of the elements;
-each pass makes order-preserving unsigned keys of them on the fly (numpy's order: NaNs last,
--0.0 == +0.0, complex lexicographic), so one program per element width serves every dtype
-of that width and sorted values keep their exact bits. argsort carries each element's flat
-index as payload. A sort along an axis moves the axis last (a copy when it is not already
-the contiguous one) and, after the key passes, sorts stably by row number. Key passes whose
-digit is the same for every element are skipped: one OR over the keys, read back first.
-CPUs run a work-item per chunk with 8-bit digits (a serial stable scatter); GPUs a
-work-group per tile of 2048 with 4-bit digits, ranked in local memory, and sort rows of up
-to 2048 elements whole in local memory instead (a work-group per row, one launch).
-partition and argpartition are the full sort; there is no separate top-k.
+One engine, a stable LSD radix sort with 8-bit digits (kernels/sort.cl.mako) on the raw
+bits of the elements; each pass makes order-preserving unsigned keys of them on the fly
+(numpy's order: NaNs last, -0.0 == +0.0, complex lexicographic), so one program per element
+width serves every dtype of that width and sorted values keep their exact bits. argsort
+carries each element's flat index as payload and its last pass writes the int64 result.
+A sort along an axis moves the axis last (a copy when it is not already the contiguous one)
+and, after the key passes, sorts stably by row number.
+
+Digits equal for every key skip their pass; which vary is read back before the passes. On
+GPUs one read of the keys counts every digit's histogram (sort_hist_all), and each pass is
+then one launch in the one-sweep style: a work-group per tile of 256 x 16 elements (fewer
+for wide keys) ranks its elements in local memory and finds where its digits go by
+decoupled look-back on the earlier tiles (tile numbers from an atomic counter, so that a
+work-group only waits on ones that have started); sorts of 2^29 elements or more, whose
+counts do not fit the look-back words, count and scan first (reduce-then-scan). CPUs OR
+the keys to find the varying digits and run a work-item per chunk (counts, one scan, a
+serial stable scatter): reduce-then-scan, no work-group waiting on another. GPUs sort rows
+of up to 2048 elements whole in local memory instead (a work-group per row, one launch).
+partition and argpartition are the full sort; there is no separate top-k. unique counts
+the new values of the sorted keys per group, scans the counts, reads the total back and
+writes every output in one more pass.
 """
 
 import functools
@@ -29,29 +39,31 @@ from .errors import (
 )
 from .kernels import build, render
 from .launch import Launcher, enqueue
-from .reduction import cumsum
 
 __all__ = ["FUNCTIONS", "SortingMethods", "argpartition", "argsort", "partition",
            "searchsorted", "sort", "unique"]
 
-_SERIAL_BITS, _TILE_BITS = 8, 4
+_BITS = 8  # bits per digit (the kernels' 256-entry histograms)
 _GROUPS_PER_CU = 2  # chunks per compute unit on CPUs (PoCL, 2^20..2^22: 1-2 best)
 _ROWS_MAX = 2048
 _MAX_N = 2**31 - 1  # uint index arithmetic in the kernels, with room for the last chunk
+_LOOKBACK_N = 2**29  # look-back words hold counts below this (kernels/sort.cl.mako)
+_STATUS_HEAD = 32  # the tile counters before the look-back words (one per pass)
 
 # kernel -> its arguments: u a uint scalar, B a buffer
 _ARGS = {
     "sort_diffbits": "uuuBB",
+    "sort_hist_all": "uuuBB",
     "sort_hist_serial": "uuuuuuuBBB",
-    "sort_scatter_serial": "uuuuuuuBBBBB",
+    "sort_scatter_serial": "uuuuuuuuBBBBBB",
     "sort_scan": "uB",
-    "sort_hist_tile": "uuuuuuBBB",
-    "sort_scatter_tile": "uuuuuuBBBBB",
+    "sort_count_tile": "uuuuuuBBB",
+    "sort_onesweep": "uuuuuuuuuBBBBBBBB",
     "sort_rows": "uuuuuBBB",
     "sort_index": "uuuBB",
     "sort_search": "uuuuuBBBBB",
-    "unique_flags": "uuuBB",
-    "unique_scatter": "uuuuuBBBBBBBB",
+    "unique_count": "uuuuBB",
+    "unique_write": "uuuuuBBBBBBB",
     "unique_counts": "uuBB",
 }
 
@@ -63,17 +75,26 @@ def _variant(ctx):
     return "serial" if ctx.device.type == "CPU" else "tile"
 
 
+def _lookback(ctx, n):
+    """Whether the tile passes over `n` elements find their tiles' places by decoupled
+    look-back (one launch a pass), else by reduce-then-scan (three). Look-back waits only
+    on work-groups that started earlier, so it is safe on any device; CPUs take the serial
+    variant, which never waits."""
+    return n < _LOOKBACK_N
+
+
 class _Geometry(NamedTuple):
     tile_local: int  # work-items of the tile kernels
     tile_items: int  # elements per work-item there
     rows_local: int  # work-items of sort_rows
     rows_max: int  # the longest row sort_rows takes
-    scan_local: int  # work-items of sort_scan on GPUs
+    scan_local: int  # work-items of sort_scan (and the unique kernels) on GPUs
+    hist_copies: int = 1  # histograms in sort_hist_all's local memory
 
 
 def _geometry(ctx, width):
     """The work-group shapes for `width`-bit elements: the largest that fit the device's
-    work-group size and local memory (256 x 8 elements per tile, rows of 2048 at most)."""
+    work-group size and local memory (tiles of 256 x 16 elements, rows of 2048 at most)."""
     return _device_geometry(ctx.device.cl_device, ctx.devname, width)
 
 
@@ -85,10 +106,13 @@ def _device_geometry(device, devname, width):
     if local < 16:
         raise UnsupportedError(f"device {devname} takes work-groups of {wg} work-items, "
                                f"too few for the sort kernels (16)")
+    raw_bytes = max(1, width // 8)
     key_bytes = {8: 4, 16: 4, 32: 4, 64: 8, 128: 16}[width]
-    for items in (8, 4, 2, 1):
-        need = 4 * ((16 * local) * 33 // 32 + local + 16) + local * items * (width // 8 + 5)
-        if need <= local_mem:
+    # sort_onesweep: split counters, two scan buffers, three digit tables; keys and payloads
+    # (at most 48 KiB: a few work-groups per compute unit)
+    fixed = 4 * ((8 * local) * 33 // 32 + 2 * local + 3 * 256 + 1)
+    for items in (16, 8, 4, 2, 1):
+        if fixed + local * items * (raw_bytes + 4) <= min(local_mem, 49152):
             break
     else:
         raise UnsupportedError(f"device {devname} has {local_mem} bytes of local memory, "
@@ -96,7 +120,10 @@ def _device_geometry(device, devname, width):
     rows_max = _ROWS_MAX
     while rows_max > 64 and rows_max * (key_bytes + 2) > local_mem:
         rows_max //= 2
-    return _Geometry(local, items, local, rows_max, 1 << (min(wg, 1024).bit_length() - 1))
+    hist = width // 8 * 256 * 4
+    copies = next(c for c in (4, 2, 1) if c == 1 or c * hist <= min(16384, local_mem // 2))
+    return _Geometry(local, items, local, rows_max, 1 << (min(wg, 1024).bit_length() - 1),
+                     copies)
 
 
 def _program(ctx, width):
@@ -148,7 +175,29 @@ def _dense(a):
     return a if a.offset == 0 and a._is_c() else a.copy()
 
 
+def _round_up(n, m):
+    return -(-n // m) * m
+
+
+def _chunks(ctx, n, local):
+    """(groups, elements per group) for kernels that walk chunks: on CPUs a work-item per
+    chunk, a few per compute unit; elsewhere work-groups of `local`, 8 per compute unit."""
+    cu = ctx.device.compute_units
+    if local == 1:
+        groups = max(1, min(-(-n // 16384), _GROUPS_PER_CU * cu))
+    else:
+        groups = max(1, min(-(-n // (local * 16)), 8 * cu))
+    chunk = _round_up(-(-n // groups), local)
+    return -(-n // chunk), chunk
+
+
 # ---------------------------------------------------------------- the radix sort engine
+
+class _Pass(NamedTuple):
+    src: int  # 0: a key digit, 1: a digit of the row number
+    shift: int
+    counts: np.ndarray | None  # the digit's histogram (uint64, 256; GPUs only)
+
 
 def _radix(flat, mode, keybits, row_len, want_index, want_values=True):
     """Stable sort of `flat` (1-d, C-contiguous raw bits, rows of `row_len`) by (row, key).
@@ -167,58 +216,124 @@ def _radix(flat, mode, keybits, row_len, want_index, want_values=True):
         return flat, (_temp(ctx, 0, np.int64) if want_index else None)
     k, geo = _program(ctx, 8 * flat.itemsize)
     tile = _variant(ctx) == "tile"
-    bits = _TILE_BITS if tile else _SERIAL_BITS
     rows = n // row_len if row_len else 0
-    if 1 < row_len <= min(_rows_limit(ctx, n // row_len), geo.rows_max):
+    if 1 < row_len <= min(_rows_limit(ctx, rows), geo.rows_max):
         return _sort_rows(ctx, k, geo, flat, mode, row_len, want_index, want_values)
-
     passes = []
     if n > 1 and row_len > 1:
-        diff = _varying_bits(ctx, k, geo, flat, mode, tile)
-        passes = [(0, s) for s in range(0, keybits, bits) if (diff >> s) & ((1 << bits) - 1)]
-        passes += [(1, s) for s in range(0, (rows - 1).bit_length(), bits)]
+        passes = _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile)
+    if not passes:
+        index = None
+        if want_index:
+            index = _temp(ctx, n, np.int64)
+            _launch(ctx, k["sort_index"], _round_up(n, ctx.local_size), ctx.local_size,
+                    [n, row_len, 2, None, index.storage], (), (index,))
+        return flat, index
+    run = _tile_pass if tile else _serial_pass
+    scratch = (_tile_scratch if tile else _serial_scratch)(ctx, geo, n, passes)
     payload = want_index or rows > 1
-    pay_mode = 2 if payload else 0
-    src_k, src_p = flat, None
+    src_k, src_p, index = flat, None, None
     spare_k, spare_p = [], []
-    if tile:
-        local = geo.tile_local
-        groups = -(-n // (local * geo.tile_items))
-        chunk_args = ()
-        scan_local = geo.scan_local
-        hist, scatter = k["sort_hist_tile"], k["sort_scatter_tile"]
-    else:
-        local = 1
-        groups = max(1, min(-(-n // 16384), _GROUPS_PER_CU * ctx.device.compute_units))
-        chunk = -(-n // groups)
-        groups = -(-n // chunk)
-        chunk_args = (chunk,)
-        scan_local = 1
-        hist, scatter = k["sort_hist_serial"], k["sort_scatter_serial"]
-    counts = _temp(ctx, (1 << bits) * groups, np.uint32) if passes else None
-    for by_row, shift in passes:
-        dst_k = spare_k.pop() if spare_k else _temp(ctx, n, flat.dtype)
-        dst_p = (spare_p.pop() if spare_p else _temp(ctx, n, np.uint32)) if payload else None
-        common = (mode, shift, by_row, row_len, pay_mode)
-        _launch(ctx, hist, groups * local, local,
-                [n, *chunk_args, *common, src_k.storage, _buf(src_p), counts.storage],
-                (src_k, src_p), (counts,))
-        _launch(ctx, k["sort_scan"], scan_local, scan_local, [counts.size, counts.storage],
-                writes=(counts,))
-        _launch(ctx, scatter, groups * local, local,
-                [n, *chunk_args, *common, src_k.storage, dst_k.storage, _buf(src_p),
-                 _buf(dst_p), counts.storage], (src_k, src_p, counts), (dst_k, dst_p))
+    for i, p in enumerate(passes):
+        if i < len(passes) - 1:
+            out_mode = 1 | (2 if payload else 0)
+        else:
+            out_mode = (1 if want_values else 0) | (4 if want_index else 0)
+        dst_k = (spare_k.pop() if spare_k else _temp(ctx, n, flat.dtype)) \
+            if out_mode & 1 else None
+        dst_p = (spare_p.pop() if spare_p else _temp(ctx, n, np.uint32)) \
+            if out_mode & 2 else None
+        index = _temp(ctx, n, np.int64) if out_mode & 4 else None
+        pay_mode = 0 if not payload else 2 if src_p is None else 1
+        run(ctx, k, geo, scratch, i, [n, mode, p.shift, p.src, row_len, pay_mode, out_mode],
+            (src_k, dst_k, src_p, dst_p, index))
         if src_k is not flat:
             spare_k.append(src_k)
         if src_p is not None:
             spare_p.append(src_p)
-        src_k, src_p, pay_mode = dst_k, dst_p, (1 if payload else 0)
-    index = None
-    if want_index:
-        index = _temp(ctx, n, np.int64)
-        _launch(ctx, k["sort_index"], _round_up(n, ctx.local_size), ctx.local_size,
-                [n, row_len, pay_mode, _buf(src_p), index.storage], (src_p,), (index,))
+        src_k, src_p = dst_k, dst_p
     return src_k, index
+
+
+def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile):
+    """The passes a sort needs, in order: the key digits that are not the same for every
+    element, then the digits of the row numbers when there are several rows and a key pass
+    moved elements out of them. GPUs count every key digit's histogram in one read of the
+    keys (sort_hist_all, read back: where each digit's elements go); CPUs, which count per
+    pass anyway, only OR the keys (sort_diffbits, cheaper there)."""
+    n = flat.size
+    digits = keybits // _BITS
+    local = geo.tile_local if tile else 1
+    groups, chunk = _chunks(ctx, n, local)
+    if tile:
+        hist = _temp(ctx, digits * 256, np.uint32).fill(0)
+        _launch(ctx, k["sort_hist_all"], groups * local, local,
+                [n, chunk, mode, flat.storage, hist.storage], (flat,), (hist,))
+        counts = hist.get().astype(np.uint64).reshape(digits, 256)
+        passes = [_Pass(0, _BITS * d, counts[d]) for d in range(digits)
+                  if counts[d].max() < n]
+    else:
+        words = _temp(ctx, max(1, flat.itemsize // 4), np.uint32).fill(0)
+        _launch(ctx, k["sort_diffbits"], groups, 1, [n, chunk, mode, flat.storage,
+                                                     words.storage], (flat,), (words,))
+        diff = sum(int(w) << (32 * i) for i, w in enumerate(words.get()))
+        passes = [_Pass(0, s, None) for s in range(0, keybits, _BITS) if (diff >> s) & 255]
+    if rows > 1 and passes:  # (no key pass: the elements are still in their rows' order)
+        d = np.arange(256, dtype=np.int64)
+        for q in range(-(-(rows - 1).bit_length() // _BITS)):
+            block = 1 << (_BITS * q)  # rows r with digit q of r equal to d, row_len each
+            full, rest = divmod(rows, block << _BITS)
+            counts = (full * block + np.clip(rest - d * block, 0, block)) * row_len
+            passes.append(_Pass(1, _BITS * q, counts.astype(np.uint64)))
+    return passes
+
+
+def _serial_scratch(ctx, geo, n, passes):
+    groups, chunk = _chunks(ctx, n, 1)
+    return groups, chunk, _temp(ctx, 256 * groups, np.uint32)
+
+
+def _serial_pass(ctx, k, geo, scratch, i, common, bufs):
+    """One pass on CPUs: counts per chunk, their scan, a serial stable scatter per chunk."""
+    groups, chunk, counts = scratch
+    src_k, dst_k, src_p, dst_p, index = bufs
+    n, mode, shift, src, seg_n, pay_mode, _ = common
+    _launch(ctx, k["sort_hist_serial"], groups, 1,
+            [n, chunk, mode, shift, src, seg_n, pay_mode, src_k.storage, _buf(src_p),
+             counts.storage], (src_k, src_p), (counts,))
+    _launch(ctx, k["sort_scan"], 1, 1, [counts.size, counts.storage], writes=(counts,))
+    _launch(ctx, k["sort_scatter_serial"], groups, 1,
+            [n, chunk, *common[1:], src_k.storage, _buf(dst_k), _buf(src_p), _buf(dst_p),
+             _buf(index), counts.storage], (src_k, src_p, counts), (dst_k, dst_p, index))
+
+
+def _tile_scratch(ctx, geo, n, passes):
+    """(tiles, look-back status and digit bases, or reduce-then-scan counts)."""
+    tiles = -(-n // (geo.tile_local * geo.tile_items))
+    if _lookback(ctx, n):
+        status = _temp(ctx, _STATUS_HEAD + 256 * tiles, np.uint32).fill(0)
+        bases = np.cumsum([p.counts for p in passes], axis=1) - [p.counts for p in passes]
+        return tiles, status, to_device(bases.astype(np.uint32), ctx), None
+    return tiles, None, None, _temp(ctx, 256 * tiles, np.uint32)
+
+
+def _tile_pass(ctx, k, geo, scratch, i, common, bufs):
+    """One pass on GPUs: sort_onesweep by look-back, or after counting and scanning
+    (reduce-then-scan)."""
+    tiles, status, bases, counts = scratch
+    src_k, dst_k, src_p, dst_p, index = bufs
+    local = geo.tile_local
+    if counts is not None:
+        _launch(ctx, k["sort_count_tile"], tiles * local, local,
+                [*common[:6], src_k.storage, _buf(src_p), counts.storage], (src_k, src_p),
+                (counts,))
+        scan = min(geo.scan_local, 1 << (counts.size.bit_length() - 1))
+        _launch(ctx, k["sort_scan"], scan, scan, [counts.size, counts.storage],
+                writes=(counts,))
+    _launch(ctx, k["sort_onesweep"], tiles * local, local,
+            [*common, i, int(status is not None), src_k.storage, _buf(dst_k), _buf(src_p),
+             _buf(dst_p), _buf(index), _buf(bases), _buf(status), _buf(counts)],
+            (src_k, src_p, bases, counts), (dst_k, dst_p, index, status))
 
 
 def _rows_limit(ctx, rows):
@@ -242,27 +357,6 @@ def _sort_rows(ctx, k, geo, flat, mode, row_len, want_index, want_values):
             [row_len, 1 << (row_len - 1).bit_length(), mode, int(want_values), int(want_index),
              flat.storage, _buf(out), _buf(index)], (flat,), (out, index))
     return out, index
-
-
-def _round_up(n, m):
-    return -(-n // m) * m
-
-
-def _varying_bits(ctx, k, geo, flat, mode, tile):
-    """The key bits that differ between elements of `flat` (one OR pass, read back)."""
-    n = flat.size
-    words = max(1, flat.itemsize // 4)
-    out = _temp(ctx, words, np.uint32).fill(0)
-    if tile:
-        local = geo.tile_local
-        groups = max(1, min(-(-n // (local * 16)), 8 * ctx.device.compute_units))
-    else:
-        local, groups = 1, max(1, min(-(-n // 16384), _GROUPS_PER_CU * ctx.device.compute_units))
-    chunk = -(-n // groups)
-    groups = -(-n // chunk)
-    _launch(ctx, k["sort_diffbits"], groups * local, local,
-            [n, chunk, mode, flat.storage, out.storage], (flat,), (out,))
-    return sum(int(w) << (32 * i) for i, w in enumerate(out.get()))
 
 
 def _keybits(dtype):
@@ -432,12 +526,12 @@ def searchsorted(a, v, side="left", sorter=None):
     raw_dt = _raw_dtype(dt)
     flat_a = _dense(a.view(raw_dt))
     flat_v = _dense(v.view(raw_dt)).reshape(-1)
-    err = _temp(ctx, 1, np.uint32).fill(0)
+    err = None if sorter is None else _temp(ctx, 1, np.uint32).fill(0)
     k = _program(ctx, 8 * dt.itemsize)[0]
     local = ctx.local_size
     _launch(ctx, k["sort_search"], _round_up(items, local), local,
             [m, n, _MODES[dt.kind], int(side == "right"), int(sorter is not None),
-             _buf(flat_a), _buf(sorter), _buf(flat_v), _buf(out), err.storage],
+             _buf(flat_a), _buf(sorter), _buf(flat_v), _buf(out), _buf(err)],
             (flat_a, sorter, flat_v), (out, err))
     if sorter is not None and err.get()[0]:
         raise ArgumentError(f"Sorter index out of range (sorter values must lie in [0, {n}))")
@@ -481,31 +575,8 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         index, counts = _temp(ctx, 0, np.int64), _temp(ctx, 0, np.int64)
         inverse = empty(a.shape, np.int64, context=ctx)
     else:
-        raw_dt = _raw_dtype(a.dtype)
-        s = values.view(raw_dt)
-        k = _program(ctx, 8 * a.itemsize)[0]
-        local = ctx.local_size
-        size = _round_up(n, local)
-        flags = _temp(ctx, n, np.int64)
-        _launch(ctx, k["unique_flags"], size, local,
-                [n, _MODES[a.dtype.kind], int(bool(equal_nan)), s.storage, flags.storage],
-                (s,), (flags,))
-        pos = cumsum(flags)
-        u = int(pos[n - 1:].get()[0])
-        out = _temp(ctx, u, raw_dt)
-        index = _temp(ctx, u, np.int64) if return_index else None
-        inverse = empty(a.shape, np.int64, context=ctx) if return_inverse else None
-        starts = _temp(ctx, u, np.int64) if return_counts else None
-        _launch(ctx, k["unique_scatter"], size, local,
-                [n, int(perm is not None), int(return_index), int(return_inverse),
-                 int(return_counts), flags.storage, pos.storage, s.storage, _buf(perm),
-                 out.storage, _buf(index), _buf(inverse), _buf(starts)],
-                (flags, pos, s, perm), (out, index, inverse, starts))
-        if return_counts:
-            counts = _temp(ctx, u, np.int64)
-            _launch(ctx, k["unique_counts"], _round_up(u, local), local,
-                    [u, n, starts.storage, counts.storage], (starts,), (counts,))
-        values = out.view(a.dtype)
+        index, inverse, counts, values = _unique_runs(a, values, perm, return_index,
+                                                      return_inverse, return_counts, equal_nan)
     result = (values,)
     if return_index:
         result += (index,)
@@ -514,6 +585,47 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if return_counts:
         result += (counts,)
     return result if len(result) > 1 else values
+
+
+def _unique_runs(a, values, perm, return_index, return_inverse, return_counts, equal_nan):
+    """unique's steps after the sort: (index, inverse, counts, values) from the sorted
+    `values` and the sort's permutation `perm`. New values are counted per group, the
+    counts scanned, their total read back; one more read writes every output but counts,
+    which come from the run starts."""
+    ctx = a.context
+    n = a.size
+    raw_dt = _raw_dtype(a.dtype)
+    s = values.view(raw_dt)
+    k, geo = _program(ctx, 8 * a.itemsize)
+    if _variant(ctx) == "tile":
+        local, per, scan = geo.tile_local, geo.tile_items, geo.scan_local
+    else:
+        local, per, scan = 1, _chunks(ctx, n, 1)[1], 1
+    groups = -(-n // (local * per))
+    offsets = _temp(ctx, groups + 1, np.uint32)
+    mode, equal_nan = _MODES[a.dtype.kind], int(bool(equal_nan))
+    _launch(ctx, k["unique_count"], groups * local, local,
+            [n, per, mode, equal_nan, s.storage, offsets.storage], (s,), (offsets,))
+    scan = min(scan, 1 << (offsets.size.bit_length() - 1))
+    _launch(ctx, k["sort_scan"], scan, scan, [offsets.size, offsets.storage],
+            writes=(offsets,))
+    u = int(offsets[groups:].get()[0])
+    out = _temp(ctx, u, raw_dt)
+    index = _temp(ctx, u, np.int64) if return_index else None
+    inverse = empty(a.shape, np.int64, context=ctx) if return_inverse else None
+    starts = _temp(ctx, u, np.int64) if return_counts else None
+    want = (1 if return_index else 0) | (2 if return_inverse else 0) | \
+        (4 if return_counts else 0)
+    _launch(ctx, k["unique_write"], groups * local, local,
+            [n, per, mode, equal_nan, want, s.storage, _buf(perm), offsets.storage,
+             out.storage, _buf(index), _buf(inverse), _buf(starts)],
+            (s, perm, offsets), (out, index, inverse, starts))
+    counts = None
+    if return_counts:
+        counts = _temp(ctx, u, np.int64)
+        _launch(ctx, k["unique_counts"], _round_up(u, ctx.local_size), ctx.local_size,
+                [u, n, starts.storage, counts.storage], (starts,), (counts,))
+    return index, inverse, counts, out.view(a.dtype)
 
 
 FUNCTIONS = {f.__name__: f for f in (sort, argsort, partition, argpartition, searchsorted,

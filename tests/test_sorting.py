@@ -1,6 +1,12 @@
 """Sorting and searching against numpy: sort, argsort (exactly np.argsort(kind='stable')),
-partition, argpartition, searchsorted, unique; every dtype, both kernel variants (the CPU's
-serial chunks and the GPU's tiles, forced on PoCL), the short-row kernel, layouts, errors."""
+partition, argpartition, searchsorted, unique; every dtype, every kernel variant (the CPU's
+serial chunks; the GPU's one-sweep tiles with decoupled look-back and by reduce-then-scan,
+both forced on PoCL), the short-row kernel, layouts, errors.
+
+The look-back is safe to force on PoCL: a work-group takes its tile number from an atomic
+counter when it starts and waits only on lower numbers, held by work-groups that started
+before it and that never wait on a later one, so no order or concurrency of work-groups
+(PoCL's few threads, one work-group at a time) can deadlock it."""
 
 import numpy as np
 import pytest
@@ -65,10 +71,14 @@ def _check_sorted(g_values, g_index, host, axis=-1):
         np.testing.assert_array_equal(_bits(got), _bits(stable))
 
 
-@pytest.fixture(params=["serial", "tile"])
+@pytest.fixture(params=["serial", "tile", "tile-rts"])
 def variant(request, monkeypatch):
-    """Runs a test with the CPU kernels and again with the GPU tiles (on any device)."""
-    monkeypatch.setattr(sorting, "_variant", lambda ctx: request.param)
+    """Runs a test with the CPU kernels and again with the GPU tiles (on any device), by
+    decoupled look-back and by reduce-then-scan."""
+    kind = "serial" if request.param == "serial" else "tile"
+    monkeypatch.setattr(sorting, "_variant", lambda ctx: kind)
+    if request.param == "tile-rts":
+        monkeypatch.setattr(sorting, "_lookback", lambda ctx, n: False)
     return request.param
 
 
@@ -82,20 +92,59 @@ def test_sort_argsort_1d(ctx, dtype, n):
     _check_sorted(ga.sort(g), ga.argsort(g), host)
 
 
+@pytest.mark.parametrize("lookback", [True, False], ids=["lookback", "rts"])
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float16, np.int32, np.float32,
                                    np.uint64, np.float64, np.complex64, np.complex128],
                          ids=lambda d: np.dtype(d).name)
-def test_tile_kernels(ctx, monkeypatch, dtype):
-    """The GPU variant (4-bit digits, tiles of 2048 or 1024) on sizes around the tile, and
-    its short-row kernel off, so the radix passes run for every size."""
+def test_tile_kernels(ctx, monkeypatch, dtype, lookback):
+    """The GPU variant (8-bit digits, tiles of 256 x 16, 8 or 4 elements by element size)
+    on sizes around the tile, by look-back and by reduce-then-scan, with its short-row
+    kernel off, so the radix passes run for every size."""
     if np.dtype(dtype) in (np.float64, np.complex128) and not ctx.fp64:
         pytest.skip("no fp64")
     monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
+    monkeypatch.setattr(sorting, "_lookback", lambda c, n: lookback)
     monkeypatch.setattr(sorting, "_rows_limit", lambda c, rows: 0)
-    for n in (2, 300, 2047, 2048, 2049, 9000, 20000):
+    geo = sorting._geometry(ctx, 8 * np.dtype(dtype).itemsize)
+    tile = geo.tile_local * geo.tile_items
+    for n in (2, 300, tile - 1, tile, tile + 1, 2 * tile + 7, 5 * tile - 3):
         host = _data(dtype, n, seed=1)
         g = ga.asarray(host, context=ctx)
         _check_sorted(ga.sort(g), ga.argsort(g), host)
+
+
+def test_lookback_under_load(ctx, monkeypatch):
+    """Many tiles in flight at once on every compute unit: each waits on earlier ones."""
+    monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
+    host = _data(np.float32, 300_001, seed=3)
+    g = ga.asarray(host, context=ctx)
+    for _ in range(2):
+        _check_sorted(ga.sort(g), ga.argsort(g), host)
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.int32, np.uint64, np.float32],
+                         ids=lambda d: np.dtype(d).name)
+def test_digit_boundaries(ctx, variant, dtype):
+    """Keys that differ only in the bits on either side of each digit boundary (bits 7/8,
+    15/16, ...) and in the top bit; passes run exactly for the digits that vary."""
+    bits = 8 * np.dtype(dtype).itemsize
+    ints = np.dtype(dtype).kind in "ui"
+    rng = np.random.default_rng(5)
+    for b in range(7, bits, 8):
+        for lo, hi in ((b, b + 1), (b, b)):
+            if hi >= bits:
+                continue
+            mask = (1 << lo) | (1 << hi)
+            raw = rng.integers(0, 4, 3000, dtype=np.uint64) * (1 << lo) & mask
+            host = raw.astype(f"u{bits // 8}").view(dtype) if ints else \
+                (raw.astype(np.uint32) | 0x3F800000).view(np.float32)
+            g = ga.asarray(host, context=ctx)
+            _check_sorted(ga.sort(g), ga.argsort(g), host)
+            if ints and np.dtype(dtype).kind == "u":
+                k, geo = sorting._program(ctx, bits)
+                passes = sorting._passes(ctx, k, geo, g, 0, bits, 3000, 1,
+                                         sorting._variant(ctx) == "tile")
+                assert [p.shift for p in passes] == sorted({lo // 8 * 8, hi // 8 * 8})
 
 
 @pytest.mark.parametrize("limit", [0, 2048], ids=["radix", "rows"])
@@ -140,7 +189,7 @@ def test_skipped_passes_and_edge_values(ctx, variant):
     for host in cases:
         g = ga.asarray(host, context=ctx)
         _check_sorted(ga.sort(g), ga.argsort(g), host)
-    # rows whose keys need no pass: the row passes run alone
+    # rows whose keys need no pass: no pass runs (the elements stay in their rows)
     for host in (np.full((300, 7), 3, np.int32),
                  np.arange(2400, dtype=np.float32).reshape(3, 800) % 2):
         g = ga.asarray(host, context=ctx)
@@ -296,7 +345,7 @@ FLAGS = [(i, v, c) for i in (False, True) for v in (False, True) for c in (False
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.uint64, np.float16, np.float32,
                                    np.complex64], ids=lambda d: np.dtype(d).name)
-def test_unique(ctx, dtype):
+def test_unique(ctx, variant, dtype):
     for shape in ((0,), (), (1,), (1000,), (40, 70)):
         host = _data(dtype, int(np.prod(shape))).reshape(shape)
         g = ga.asarray(host, context=ctx)
@@ -317,6 +366,18 @@ def test_unique(ctx, dtype):
             vals, counts = ga.unique(g, return_counts=True, equal_nan=equal_nan)
             np.testing.assert_array_equal(vals.get(), e_vals)
             np.testing.assert_array_equal(counts.get(), e_counts)
+
+
+@pytest.mark.parametrize("n", [4095, 4097, 40000])
+def test_unique_across_groups(ctx, variant, n):
+    """Runs of one value across the unique kernels' groups (4096 elements on GPUs, chunks
+    of 16384 or more on CPUs) and many short runs."""
+    rng = np.random.default_rng(n)
+    for host in (np.repeat(rng.integers(0, 9, 9), n // 9 + 1)[:n].astype(np.int32),
+                 rng.integers(0, n // 2, n).astype(np.float32)):
+        got = ga.unique(ga.asarray(host, context=ctx), True, True, True)
+        for r, e in zip(got, np.unique(host, True, True, True)):
+            np.testing.assert_array_equal(r.get().reshape(e.shape), e)
 
 
 def test_unique_axis_is_unsupported(ctx):

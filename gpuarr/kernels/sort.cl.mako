@@ -1,13 +1,15 @@
 ## Sorting and searching on the raw bits of one element width (gpuarr/sorting.py): a stable
-## LSD radix sort whose passes turn the raw bits into order-preserving unsigned keys on the
-## fly (nothing is transformed in memory, so sorted values keep their exact bits), a binary
-## search, and the steps of unique.
+## LSD radix sort with 8-bit digits whose passes turn the raw bits into order-preserving
+## unsigned keys on the fly (nothing is transformed in memory, so sorted values keep their
+## exact bits), a binary search, and the steps of unique.
 ## Inputs:
 ##   width        bits of a raw element: 8, 16, 32, 64, or 128 (complex128 only)
 ##   tile_local   work-items of the tile kernels (GPUs), a power of two >= 16
 ##   tile_items   elements per work-item of the tile kernels
 ##   rows_local   work-items of sort_rows; rows_max: the longest row it takes (power of two)
-##   scan_local   the most work-items sort_scan runs with (a power of two)
+##   scan_local   the most work-items sort_scan and the unique kernels run with (power of two)
+##   hist_copies  copies of the histogram in sort_hist_all's local memory (GPUs: fewer
+##                work-items meet at one address)
 ## Runtime arguments shared by the kernels:
 ##   mode      0 unsigned (bool too), 1 signed, 2 IEEE float, 3 complex (64: complex64, 128:
 ##             complex128); keys follow numpy's order: NaNs last (all NaNs one key), -0.0 ==
@@ -16,25 +18,52 @@
 ##             2 the index itself (a first pass)
 ##   src       what a pass sorts by: 0 the key's digit at `shift`; 1 the digit at `shift` of
 ##             the payload's row, payload / seg_n (sorting rows of seg_n elements)
-## Defines: sort_diffbits (OR over all keys of key ^ first key: the bits that vary),
-##   sort_hist_serial / sort_scatter_serial (a work-item per chunk, 8-bit digits, counts of
-##   [digit][chunk]), sort_hist_tile / sort_scatter_tile (a work-group per tile of
-##   tile_local * tile_items elements, 4-bit digits, ranks in local memory), sort_scan (one
-##   work-group: exclusive scan of the counts in place), sort_rows (short rows whole in
-##   local memory, a work-group each), sort_index (payload -> int64 position in its row),
-##   sort_search (searchsorted, a work-item per query), unique_flags, unique_scatter,
-##   unique_counts.
+##   out_mode  what a scatter writes: bit 0 the keys (kout), bit 1 the payload (pout), bit 2
+##             the payload's position in its row as int64 (iout: argsort's last pass)
+## Defines:
+##   sort_diffbits    OR over all keys of key ^ first key: the bits that vary (CPUs: which
+##                    passes to skip)
+##   sort_hist_all    every key digit's histogram in one read: hist[p * 256 + d] += elements
+##                    whose digit p (bits 8p..8p+7 of the key) is d (hist zeroed; a
+##                    work-group per chunk, or a work-item: then without atomics)
+##   sort_onesweep    one pass on GPUs, a work-group per tile of tile_local * tile_items
+##                    elements: the tile's histogram, its elements ranked by digit in local
+##                    memory (two 4-bit splits), where each digit's run goes, coalesced
+##                    stores. With `lookback`, a tile takes its number from a counter and
+##                    finds what earlier tiles hold by decoupled look-back (below), adding
+##                    bases[pass * 256 + d] (where digit d's elements start: the exclusive
+##                    scan of the pass's histogram); without, from `offsets` (the scan of
+##                    sort_count_tile's counts: reduce-then-scan)
+##   sort_count_tile  counts[d * G + g]: elements of tile g with digit d (reduce-then-scan)
+##   sort_hist_serial / sort_scatter_serial  CPUs: a work-item per chunk, counts of
+##                    [digit][chunk], a stable serial scatter in element order
+##   sort_scan        one work-group: exclusive scan of the counts in place
+##   sort_rows        short rows whole in local memory, a work-group each
+##   sort_index       payload -> int64 position in its row (when no pass ran)
+##   sort_search      searchsorted, a work-item per query
+##   unique_count, unique_write, unique_counts  unique on sorted keys: new values counted
+##                    per group, the counts scanned (sort_scan), the values, first indices,
+##                    inverse and run starts written; counts from the starts
+## Decoupled look-back (status: uint words, zeroed before a sort's first pass): status[pass]
+## hands out tile numbers in the order work-groups start; status[32 + g * 256 + d] is tile
+## g's word for digit d: tag (bits 30-31: 1 the tile's own count, 2 the count of all tiles
+## up to it), bit 29 the pass's parity (a word left by the previous pass reads as not
+## ready), bits 0-28 the value. A tile publishes its counts, then adds up earlier tiles'
+## words from the nearest back to the first that holds a total, waiting only on tiles whose
+## work-groups have already started (they took lower numbers): no deadlock whatever order or
+## concurrency the device gives work-groups. One word holds tag and value, so no ordering
+## between two stores is needed (OpenCL 1.2 has none across work-groups).
 <%
     RAW = {8: 'uchar', 16: 'ushort', 32: 'uint', 64: 'ulong', 128: 'ulong2'}[width]
     KEY = {8: 'uint', 16: 'uint', 32: 'uint', 64: 'ulong', 128: 'ulong2'}[width]
+    KD = width // 8
     WORDS = {8: 1, 16: 1, 32: 1, 64: 2, 128: 4}[width]
     L = tile_local
     E = tile_items
     T = L * E
+    DPI = max(1, 256 // L)
     ROWS_LOCAL = rows_local
     ROWS_MAX = rows_max
-    SB, TB = 8, 4
-    SR, TR = 1 << SB, 1 << TB
     ZERO = '(ulong2)(0, 0)' if width == 128 else '0'
     KEY_MAX = {8: '0xffffffffu', 16: '0xffffffffu', 32: '0xffffffffu', 64: '0xffffffffffffffffUL',
                128: '(ulong2)(~0UL, ~0UL)'}[width]
@@ -42,6 +71,10 @@
     VEC = E in (2, 4, 8, 16) and width <= 64
 %>\
 #define GA_PAD(j) ((j) + ((j) >> 5))
+#define GA_AGG 0x40000000u
+#define GA_INC 0x80000000u
+#define GA_VALUE 0x1fffffffu
+#define GA_STATUS_HEAD 32u
 
 // ---- order-preserving keys: a < b in numpy's order <=> key(a) < key(b) as unsigned
 inline uint ga_f16key(uint b)
@@ -141,6 +174,26 @@ inline uint ga_pass_digit(${RAW} r, uint p, uint mode, uint src, uint shift, uin
     return src ? ((p / seg_n) >> shift) & mask : ga_digit(ga_key(r, mode), shift, mask);
 }
 
+## Exclusive scan over the work-group of the uint `own`: `out` (a declared uint) gets the sum
+## of lower work-items' values, `total` (if given) the sum of all. A Hillis-Steele scan
+## ping-ponging between the halves of `buf` (2 * n uints, n work-items); the caller
+## separates two uses of buf by a barrier.
+<%def name="group_scan(own, out, buf, n, total=None)">\
+    ${buf}[get_local_id(0)] = ${own};
+    barrier(CLK_LOCAL_MEM_FENCE);
+% for k, s in enumerate([1 << j for j in range(n.bit_length() - 1)]):
+<% a, b = (0, n) if k % 2 == 0 else (n, 0) %>\
+    ${buf}[${b} + get_local_id(0)] = ${buf}[${a} + get_local_id(0)]
+        + (get_local_id(0) >= ${s}u ? ${buf}[${a} + get_local_id(0) - ${s}u] : 0u);
+    barrier(CLK_LOCAL_MEM_FENCE);
+% endfor
+<% last = 0 if (n.bit_length() - 1) % 2 == 0 else n %>\
+    ${out} = ${buf}[${last} + get_local_id(0)] - ${own};
+% if total:
+    ${total} = ${buf}[${last + n - 1}];
+% endif
+</%def>\
+
 // ---- bits that vary between keys: out[w] |= word w of (key(x) ^ key(x[0])), out zeroed
 __kernel void sort_diffbits(const uint n, const uint chunk, const uint mode,
                             __global const ${RAW} *kin, __global uint *out)
@@ -170,7 +223,42 @@ __kernel void sort_diffbits(const uint n, const uint chunk, const uint mode,
             if (words[w]) atomic_or(&out[w], words[w]);
 }
 
-// ---- CPUs: a work-item per chunk of `chunk` elements, ${SB}-bit digits
+// ---- every key digit's histogram in one read of the keys: hist[p * 256 + d] (zeroed) +=
+// the elements of chunk g whose key's digit p is d. hist_copies copies in local memory:
+// work-item t counts into copy t % hist_copies.
+__kernel void sort_hist_all(const uint n, const uint chunk, const uint mode,
+                            __global const ${RAW} *kin, __global uint *hist)
+{
+    const uint g = get_group_id(0), t = get_local_id(0), L = get_local_size(0);
+    __local uint h[${hist_copies * KD * 256}];
+    for (uint k = t; k < ${hist_copies * KD * 256}u; k += L) h[k] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint begin = g * chunk, end = min(begin + chunk, n);
+    if (L == 1u) {
+        for (uint i = begin; i < end; ++i) {
+            const ${KEY} k = ga_key(kin[i], mode);
+% for p in range(KD):
+            h[${p * 256} + ga_digit(k, ${8 * p}u, 255u)]++;
+% endfor
+        }
+    } else {
+        __local uint *mine = h + (t % ${hist_copies}u) * ${KD * 256}u;
+        for (uint i = begin + t; i < end; i += L) {
+            const ${KEY} k = ga_key(kin[i], mode);
+% for p in range(KD):
+            atomic_inc(&mine[${p * 256} + ga_digit(k, ${8 * p}u, 255u)]);
+% endfor
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = t; k < ${KD * 256}u; k += L) {
+        uint s = 0u;
+        for (uint c = 0; c < ${hist_copies}u; ++c) s += h[c * ${KD * 256}u + k];
+        if (s) atomic_add(&hist[k], s);
+    }
+}
+
+// ---- CPUs: a work-item per chunk of `chunk` elements, 8-bit digits
 // counts[d * G + g]: elements of chunk g with digit d
 __kernel void sort_hist_serial(const uint n, const uint chunk, const uint mode,
                                const uint shift, const uint src, const uint seg_n,
@@ -179,37 +267,41 @@ __kernel void sort_hist_serial(const uint n, const uint chunk, const uint mode,
 {
     const uint g = get_group_id(0), G = get_num_groups(0);
     const uint begin = g * chunk, end = min(begin + chunk, n);
-    __local uint cnt[${SR}];
-    for (uint d = 0; d < ${SR}; ++d) cnt[d] = 0u;
+    __local uint cnt[256];
+    for (uint d = 0; d < 256u; ++d) cnt[d] = 0u;
     if (src == 0u) {
         for (uint i = begin; i < end; ++i)
-            cnt[ga_digit(ga_key(kin[i], mode), shift, ${SR - 1}u)]++;
+            cnt[ga_digit(ga_key(kin[i], mode), shift, 255u)]++;
     } else {
         for (uint i = begin; i < end; ++i)
-            cnt[(((pay_mode == 2u ? i : pin[i]) / seg_n) >> shift) & ${SR - 1}u]++;
+            cnt[(((pay_mode == 2u ? i : pin[i]) / seg_n) >> shift) & 255u]++;
     }
-    for (uint d = 0; d < ${SR}; ++d) counts[d * G + g] = cnt[d];
+    for (uint d = 0; d < 256u; ++d) counts[d * G + g] = cnt[d];
 }
 
 // offsets: the exclusive scan of the counts; a stable scatter in element order
 __kernel void sort_scatter_serial(const uint n, const uint chunk, const uint mode,
                                   const uint shift, const uint src, const uint seg_n,
-                                  const uint pay_mode,
+                                  const uint pay_mode, const uint out_mode,
                                   __global const ${RAW} *kin, __global ${RAW} *kout,
                                   __global const uint *pin, __global uint *pout,
-                                  __global const uint *offsets)
+                                  __global long *iout, __global const uint *offsets)
 {
     const uint g = get_group_id(0), G = get_num_groups(0);
     const uint begin = g * chunk, end = min(begin + chunk, n);
-    __local uint off[${SR}];
-    for (uint d = 0; d < ${SR}; ++d) off[d] = offsets[d * G + g];
-    for (uint i = begin; i < end; ++i) {
-        const ${RAW} r = kin[i];
-        const uint p = pay_mode == 2u ? i : pay_mode ? pin[i] : 0u;
-        const uint at = off[ga_pass_digit(r, p, mode, src, shift, seg_n, ${SR - 1}u)]++;
-        kout[at] = r;
-        if (pay_mode) pout[at] = p;
+    __local uint off[256];
+    for (uint d = 0; d < 256u; ++d) off[d] = offsets[d * G + g];
+    // (a loop per kind of output: a test inside the loop costs PoCL a third of its speed)
+% for test, stores in (('out_mode == 1u', 'kout[at] = r;'), ('out_mode == 3u', 'kout[at] = r; pout[at] = p;'), ('1', 'if (out_mode & 1u) kout[at] = r; iout[at] = (long)(p % seg_n);')):
+    ${'if (%s) ' % test if loop.first else 'else if (%s) ' % test if not loop.last else 'else '}{
+        for (uint i = begin; i < end; ++i) {
+            const ${RAW} r = kin[i];
+            const uint p = pay_mode == 2u ? i : pay_mode ? pin[i] : 0u;
+            const uint at = off[ga_pass_digit(r, p, mode, src, shift, seg_n, 255u)]++;
+            ${stores}
+        }
     }
+% endfor
 }
 
 // ---- exclusive scan of counts[0..m) in place, by one work-group (of at most ${scan_local})
@@ -236,67 +328,65 @@ __kernel void sort_scan(const uint m, __global uint *counts)
     }
 }
 
-// ---- GPUs: a work-group per tile of ${T} elements, ${TB}-bit digits (one tile each: PoCL
-// 3.1 miscompiles a loop over tiles with barriers in it). Work-item t owns the ${E}
-// consecutive elements t*${E}.. of its tile; cnt[d][t] counts its digit-d elements (its own
-// column: no atomics, no bank conflicts).
+// ---- GPUs: counts[d * G + g], the elements of tile g (of ${T}) with digit d
 __kernel __attribute__((reqd_work_group_size(${L}, 1, 1)))
-void sort_hist_tile(const uint n, const uint mode, const uint shift, const uint src,
-                    const uint seg_n, const uint pay_mode, __global const ${RAW} *kin,
-                    __global const uint *pin, __global uint *counts)
+void sort_count_tile(const uint n, const uint mode, const uint shift, const uint src,
+                     const uint seg_n, const uint pay_mode, __global const ${RAW} *kin,
+                     __global const uint *pin, __global uint *counts)
 {
     const uint g = get_group_id(0), G = get_num_groups(0), t = get_local_id(0);
-    __local uint cnt[GA_PAD(${TR * L})];
-    __local uint part[${L}];
-    for (uint d = 0; d < ${TR}; ++d) cnt[GA_PAD(d * ${L} + t)] = 0u;
-    const uint base = g * ${T};
+    __local uint cnt[256];
+    for (uint d = t; d < 256u; d += ${L}u) cnt[d] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
 % for j in range(E):
     {
-        const uint i = base + ${j * L} + t;  // (any order will do for counting: coalesced)
+        const uint i = g * ${T}u + ${j * L}u + t;
         if (i < n) {
             const uint p = src && pay_mode == 1u ? pin[i] : i;
-            cnt[GA_PAD(ga_pass_digit(kin[i], p, mode, src, shift, seg_n, ${TR - 1}u) * ${L} + t)]++;
+            atomic_inc(&cnt[ga_pass_digit(kin[i], p, mode, src, shift, seg_n, 255u)]);
         }
     }
 % endfor
     barrier(CLK_LOCAL_MEM_FENCE);
-    // digit t / ${L // TR}: its part t % ${L // TR} of ${TR} work-items' counts
-    {
-        const uint d = t / ${L // TR}, c = t % ${L // TR};
-        uint s = 0u;
-        for (uint k = 0; k < ${TR}; ++k) s += cnt[GA_PAD(d * ${L} + c * ${TR} + k)];
-        part[t] = s;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (t < ${TR}u) {
-        uint s = 0u;
-        for (uint c = 0; c < ${L // TR}; ++c) s += part[t * ${L // TR} + c];
-        counts[t * G + g] = s;
-    }
+    for (uint d = t; d < 256u; d += ${L}u) counts[d * G + g] = cnt[d];
 }
 
+// ---- GPUs: one pass, a work-group per tile of ${T} elements. Work-item t owns the ${E}
+// consecutive elements t*${E}.. of its tile. The tile is put in digit order in local memory
+// by two stable 4-bit splits (low half of the digit, then high half), each counting in
+// cnt[half-digit][work-item] (its own column: no atomics; two 16-bit counters a word) and
+// scanning that in (half-digit, work-item) order; a digit's run then goes to gofs[d] + its
+// place in the tile.
 __kernel __attribute__((reqd_work_group_size(${L}, 1, 1)))
-void sort_scatter_tile(const uint n, const uint mode, const uint shift, const uint src,
-                       const uint seg_n, const uint pay_mode,
-                       __global const ${RAW} *kin, __global ${RAW} *kout,
-                       __global const uint *pin, __global uint *pout,
-                       __global const uint *offsets)
+void sort_onesweep(const uint n, const uint mode, const uint shift, const uint src,
+                   const uint seg_n, const uint pay_mode, const uint out_mode,
+                   const uint pass, const uint lookback,
+                   __global const ${RAW} *kin, __global ${RAW} *kout,
+                   __global const uint *pin, __global uint *pout, __global long *iout,
+                   __global const uint *bases, __global uint *status,
+                   __global const uint *offsets)
 {
-    const uint g = get_group_id(0), G = get_num_groups(0), t = get_local_id(0);
-    __local uint cnt[GA_PAD(${TR * L})];
-    __local uint sums[${L}];
+    const uint t = get_local_id(0), G = get_num_groups(0);
+    __local uint cnt[GA_PAD(${8 * L})];
+    __local uint sums[${2 * L}];
     __local ${RAW} skey[${T}];
     __local uint spay[${T}];
-    __local uchar sdig[${T}];
-    __local uint start[${TR}];
-    const uint base = g * ${T}, first = base + t * ${E};
-    // this work-item's elements, in order; digit ${TR} marks one past the end
+    __local uint lcount[256], lstart[256], gofs[256];
+    __local uint ticket;
+    if (t == 0u) ticket = lookback ? atomic_inc(&status[pass]) : get_group_id(0);
+    for (uint q = t; q < 256u; q += ${L}u) lcount[q] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint g = ticket, base = g * ${T}u, first = base + t * ${E}u;
+    const uint valid = min(${T}u, n - base);
+    __global uint *words = lookback ? status + GA_STATUS_HEAD + (size_t)g * 256u : status;
+    const uint parity = (pass & 1u) << 29;
+    // this work-item's elements, in order; digit 256 marks one past the end
 % for j in range(E):
     ${RAW} r${j} = ${ZERO};
-    uint p${j} = first + ${j}, d${j} = ${TR}u;
+    uint p${j} = first + ${j}u, d${j} = 256u;
 % endfor
 % if VEC:
-    if (first + ${E} <= n) {
+    if (first + ${E}u <= n) {
         const ${RAW}${E} rv = vload${E}(0, kin + first);
 % for j in range(E):
         r${j} = rv.s${'%x' % j};
@@ -311,63 +401,118 @@ void sort_scatter_tile(const uint n, const uint mode, const uint shift, const ui
 % endif
     {
 % for j in range(E):
-        if (first + ${j} < n) {
-            r${j} = kin[first + ${j}];
-            if (pay_mode == 1u) p${j} = pin[first + ${j}];
+        if (first + ${j}u < n) {
+            r${j} = kin[first + ${j}u];
+            if (pay_mode == 1u) p${j} = pin[first + ${j}u];
         }
 % endfor
     }
 % for j in range(E):
-    if (first + ${j} < n) d${j} = ga_pass_digit(r${j}, p${j}, mode, src, shift, seg_n, ${TR - 1}u);
-% endfor
-    for (uint d = 0; d < ${TR}; ++d) cnt[GA_PAD(d * ${L} + t)] = 0u;
-% for j in range(E):
-    if (d${j} < ${TR}u) cnt[GA_PAD(d${j} * ${L} + t)]++;
-% endfor
-    barrier(CLK_LOCAL_MEM_FENCE);
-    // exclusive scan of cnt in (digit, work-item) order: work-item t scans entries
-    // t*${TR}.. serially, a Hillis-Steele scan joins the work-items
-    uint own = 0u;
-    for (uint k = 0; k < ${TR}; ++k) own += cnt[GA_PAD(t * ${TR} + k)];
-    sums[t] = own;
-    barrier(CLK_LOCAL_MEM_FENCE);
-% for s in [1 << k for k in range(L.bit_length() - 1)]:
-    {
-        const uint v = t >= ${s}u ? sums[t - ${s}u] : 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        sums[t] += v;
-        barrier(CLK_LOCAL_MEM_FENCE);
+    if (first + ${j}u < n) {
+        d${j} = ga_pass_digit(r${j}, p${j}, mode, src, shift, seg_n, 255u);
+        atomic_inc(&lcount[d${j}]);
     }
 % endfor
-    uint run = sums[t] - own;
-    for (uint k = 0; k < ${TR}; ++k) {
-        const uint v = cnt[GA_PAD(t * ${TR} + k)];
-        cnt[GA_PAD(t * ${TR} + k)] = run;
-        run += v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lookback)  // the tile's counts, early: later tiles may be waiting for them
+        for (uint q = t; q < 256u; q += ${L}u)
+            atomic_xchg(&words[q], (g ? GA_AGG : GA_INC) | parity | lcount[q]);
+    {  // lstart: where each digit's run starts in the tile
+        uint own = 0u, before;
+        for (uint k = 0; k < ${DPI}u; ++k)
+            if (t * ${DPI}u + k < 256u) own += lcount[t * ${DPI}u + k];
+${group_scan('own', 'before', 'sums', L)}\
+        for (uint k = 0; k < ${DPI}u; ++k) {
+            const uint q = t * ${DPI}u + k;
+            if (q < 256u) {
+                lstart[q] = before;
+                before += lcount[q];
+            }
+        }
+    }
+% for rnd in range(2):
+    // split ${rnd + 1} of 2: by bits ${4 * rnd}..${4 * rnd + 3} of the digit (16: none); half-digit
+    // h counts in the 16-bit half h >> 3 of word h & 7, so one scan of the words scans both
+% for j in range(E):
+    const uint b${rnd}_${j} = d${j} < 256u ? (d${j} >> ${4 * rnd}u) & 15u : 16u;
+% endfor
+    for (uint q = 0; q < 8u; ++q) cnt[GA_PAD(q * ${L}u + t)] = 0u;
+% for j in range(E):
+    if (b${rnd}_${j} < 16u) cnt[GA_PAD((b${rnd}_${j} & 7u) * ${L}u + t)] += 1u << ((b${rnd}_${j} & 8u) << 1);
+% endfor
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint below${rnd};  // elements of half-digits 0..7 in the tile
+    {  // exclusive scan of cnt in (word, work-item) order: work-item t takes entries t*8..
+       // serially, a scan over the work-group joins them
+        uint own = 0u, run;
+        for (uint k = 0; k < 8u; ++k) own += cnt[GA_PAD(t * 8u + k)];
+${group_scan('own', 'run', 'sums', L, 'below%d' % rnd)}        below${rnd} &= 0xffffu;
+        for (uint k = 0; k < 8u; ++k) {
+            const uint v = cnt[GA_PAD(t * 8u + k)];
+            cnt[GA_PAD(t * 8u + k)] = run;
+            run += v;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (t < ${TR}u) start[t] = cnt[GA_PAD(t * ${L})];
-    // the tile in digit order, in local memory: an element's place is its digit's place
-    // for this work-item plus its earlier elements of that digit
 % for j in range(E):
-    if (d${j} < ${TR}u) {
-        const uint at = cnt[GA_PAD(d${j} * ${L} + t)]${''.join(' + (d%d == d%d)' % (i, j) for i in range(j))};
+    if (b${rnd}_${j} < 16u) {
+        const uint c = cnt[GA_PAD((b${rnd}_${j} & 7u) * ${L}u + t)];
+        const uint at = (b${rnd}_${j} < 8u ? c & 0xffffu : (c >> 16) + below${rnd})${''.join(' + (b%d_%d == b%d_%d)' % (rnd, i, rnd, j) for i in range(j))};
         skey[at] = r${j};
-        sdig[at] = (uchar)d${j};
         if (pay_mode) spay[at] = p${j};
     }
 % endfor
     barrier(CLK_LOCAL_MEM_FENCE);
-    // coalesced stores: a digit's run of the tile goes to its place after earlier tiles'
-    const uint valid = min((uint)${T}, n - base);
+% if rnd == 0:
+    // back in registers, in the order of the first split
+% for j in range(E):
+    d${j} = 256u;
+    if (t * ${E}u + ${j}u < valid) {
+        r${j} = skey[t * ${E}u + ${j}u];
+        if (pay_mode) p${j} = spay[t * ${E}u + ${j}u];
+        d${j} = ga_pass_digit(r${j}, p${j}, mode, src, shift, seg_n, 255u);
+    }
+% endfor
+    barrier(CLK_LOCAL_MEM_FENCE);
+% endif
+% endfor
+    // where each digit's run of this tile goes: after the digit's elements of earlier tiles
+    for (uint q = t; q < 256u; q += ${L}u) {
+        uint prefix;
+        if (lookback) {
+            prefix = 0u;
+            if (g) {
+                __global uint *w = words;
+                for (;;) {
+                    w -= 256;
+                    uint s;
+                    do {
+                        s = atomic_or(&w[q], 0u);
+                    } while (!(s & (GA_AGG | GA_INC)) || (s & 0x20000000u) != parity);
+                    prefix += s & GA_VALUE;
+                    if (s & GA_INC)
+                        break;
+                }
+                atomic_xchg(&words[q], GA_INC | parity | (prefix + lcount[q]));
+            }
+            prefix += bases[pass * 256u + q];
+        } else {
+            prefix = offsets[q * G + g];
+        }
+        gofs[q] = prefix - lstart[q];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // coalesced stores: neighbouring work-items, neighbouring places of one digit's run
 % for j in range(E):
     {
-        const uint k = ${j * L} + t;
+        const uint k = ${j * L}u + t;
         if (k < valid) {
-            const uint d = sdig[k];
-            const uint at = offsets[d * G + g] + k - start[d];
-            kout[at] = skey[k];
-            if (pay_mode) pout[at] = spay[k];
+            const ${RAW} r = skey[k];
+            const uint p = pay_mode ? spay[k] : 0u;
+            const uint at = gofs[ga_pass_digit(r, p, mode, src, shift, seg_n, 255u)] + k;
+            if (out_mode & 1u) kout[at] = r;
+            if (out_mode & 2u) pout[at] = p;
+            if (out_mode & 4u) iout[at] = (long)(p % seg_n);
         }
     }
 % endfor
@@ -430,50 +575,101 @@ __kernel void sort_search(const uint m, const uint n, const uint mode, const uin
     if (i >= m) return;
     const ${KEY} kv = ga_key(v[i], mode);
     uint lo = 0u, hi = n;
-    while (lo < hi) {
-        const uint mid = lo + (hi - lo) / 2u;
-        const long j = has_sorter ? sorter[mid] : (long)mid;
-        if (j < 0 || j >= (long)n) break;  // reported above
-        const ${KEY} ka = ga_key(a[j], mode);
-        if (right ? !ga_less(kv, ka) : ga_less(ka, kv)) lo = mid + 1u;
-        else hi = mid;
+    if (!has_sorter) {
+        while (lo < hi) {
+            const uint mid = lo + (hi - lo) / 2u;
+            const ${KEY} ka = ga_key(a[mid], mode);
+            if (right ? !ga_less(kv, ka) : ga_less(ka, kv)) lo = mid + 1u;
+            else hi = mid;
+        }
+    } else {
+        while (lo < hi) {
+            const uint mid = lo + (hi - lo) / 2u;
+            const long j = sorter[mid];
+            if (j < 0 || j >= (long)n) break;  // reported above
+            const ${KEY} ka = ga_key(a[j], mode);
+            if (right ? !ga_less(kv, ka) : ga_less(ka, kv)) lo = mid + 1u;
+            else hi = mid;
+        }
     }
     out[i] = (long)lo;
 }
 
-// ---- unique on sorted s: flags[i] = 1 where a new value starts
-__kernel void unique_flags(const uint n, const uint mode, const uint equal_nan,
-                           __global const ${RAW} *s, __global long *flags)
+// ---- unique on sorted s. Work-item t of group g takes the `per` elements from
+// (g * L + t) * per; element i starts a new value when it differs from element i - 1
+// (equal_nan: all NaNs are one value).
+inline int ga_starts(${KEY} a, ${KEY} b, uint mode, uint equal_nan)
 {
-    const uint i = get_global_id(0);
-    if (i >= n) return;
-    long f = 1;
-    if (i > 0u) {
-        const ${KEY} a = ga_key(s[i - 1u], mode), b = ga_key(s[i], mode);
-        const int nb = ga_isnan(b, mode);
-        f = equal_nan ? !(ga_equal(a, b) || (nb && ga_isnan(a, mode)))
-                      : (nb || !ga_equal(a, b));
-    }
-    flags[i] = f;
+    const int nb = ga_isnan(b, mode);
+    return equal_nan ? !(ga_equal(a, b) || (nb && ga_isnan(a, mode))) : (nb || !ga_equal(a, b));
 }
 
-// pos: inclusive scan of flags; perm: the sort's permutation (if has_perm)
-__kernel void unique_scatter(const uint n, const uint has_perm, const uint want_index,
-                             const uint want_inverse, const uint want_starts,
-                             __global const long *flags, __global const long *pos,
-                             __global const ${RAW} *s, __global const long *perm,
-                             __global ${RAW} *values, __global long *index,
-                             __global long *inverse, __global long *starts)
+inline uint ga_new_values(__global const ${RAW} *s, uint begin, uint end, uint mode,
+                          uint equal_nan)
 {
-    const uint i = get_global_id(0);
-    if (i >= n) return;
-    const long j = pos[i] - 1;
-    if (flags[i]) {
-        values[j] = s[i];
-        if (want_index) index[j] = perm[i];
-        if (want_starts) starts[j] = i;
+    uint c = 0u;
+    ${KEY} prev = ga_key(s[begin ? begin - 1u : 0u], mode);
+    for (uint i = begin; i < end; ++i) {
+        const ${KEY} k = ga_key(s[i], mode);
+        c += i == 0u || ga_starts(prev, k, mode, equal_nan);
+        prev = k;
     }
-    if (want_inverse) inverse[has_perm ? perm[i] : (long)i] = j;
+    return c;
+}
+
+// counts[g]: new values in group g's elements (counts[G] = 0, for the scan's total)
+__kernel void unique_count(const uint n, const uint per, const uint mode, const uint equal_nan,
+                           __global const ${RAW} *s, __global uint *counts)
+{
+    const uint g = get_group_id(0), t = get_local_id(0), L = get_local_size(0);
+    const uint begin = min((g * L + t) * per, n), end = min(begin + per, n);
+    __local uint total;
+    if (t == 0u) total = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint c = begin < end ? ga_new_values(s, begin, end, mode, equal_nan) : 0u;
+    if (c) atomic_add(&total, c);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t == 0u) {
+        counts[g] = total;
+        if (g == 0u) counts[get_num_groups(0)] = 0u;
+    }
+}
+
+// offsets: the exclusive scan of unique_count's counts. want: bit 0 index (the first
+// occurrence, perm[i]), bit 1 inverse (inverse[perm[i]] = its value's number), bit 2 starts
+__kernel void unique_write(const uint n, const uint per, const uint mode, const uint equal_nan,
+                           const uint want, __global const ${RAW} *s,
+                           __global const long *perm, __global const uint *offsets,
+                           __global ${RAW} *values, __global long *index,
+                           __global long *inverse, __global long *starts)
+{
+    const uint g = get_group_id(0), t = get_local_id(0), L = get_local_size(0);
+    const uint begin = min((g * L + t) * per, n), end = min(begin + per, n);
+    __local uint sums[${scan_local}];
+    const uint own = begin < end ? ga_new_values(s, begin, end, mode, equal_nan) : 0u;
+    sums[t] = own;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = 1; d < L; d <<= 1) {
+        const uint v = t >= d ? sums[t - d] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        sums[t] += v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    long j = (long)(offsets[g] + sums[t] - own) - 1;  // the value of the element before
+    if (begin >= end) return;
+    ${KEY} prev = ga_key(s[begin ? begin - 1u : 0u], mode);
+    for (uint i = begin; i < end; ++i) {
+        const ${RAW} r = s[i];
+        const ${KEY} k = ga_key(r, mode);
+        if (i == 0u || ga_starts(prev, k, mode, equal_nan)) {
+            ++j;
+            values[j] = r;
+            if (want & 1u) index[j] = perm[i];
+            if (want & 4u) starts[j] = i;
+        }
+        if (want & 2u) inverse[perm[i]] = j;
+        prev = k;
+    }
 }
 
 __kernel void unique_counts(const uint u, const uint n, __global const long *starts,
