@@ -277,6 +277,7 @@ def _sizes(tiny, quick, full):
 
 
 VECTOR = _sizes([1000], ([1 << 22], [1 << 24]), ([1 << 24], [1 << 28]))
+SORT_SIZES = _sizes([1000], ([1 << 20], [1 << 22]), ([1 << 24], [1 << 24, 1 << 26]))
 SQUARE = _sizes([65], ([2048], [8192]), ([4096], [16384]))
 
 
@@ -469,12 +470,12 @@ def _logreg_symbolic(be, x, y, w0):
         import gpuarr.symbolic as T
     except ImportError as e:
         raise Skip(f"gpuarr.symbolic is not importable yet ({e})") from None
-    missing = [n for n in ("matrix", "vector", "shared", "exp", "log", "dot", "grad", "function")
-               if not hasattr(T, n)]
+    missing = [n for n in ("fmatrix", "fvector", "shared", "exp", "log", "dot", "grad",
+                           "function") if not hasattr(T, n)]
     if missing:
         raise Skip(f"gpuarr.symbolic has no {', '.join(missing)} yet")
     target = be.ctx.name
-    sx, sy = T.matrix("x"), T.vector("y")
+    sx, sy = T.fmatrix("x"), T.fvector("y")
     w = T.shared(w0.copy(), name="w", target=target)
     b = T.shared(np.zeros((), np.float32), name="b", target=target)
     p_1 = 1 / (1 + T.exp(-T.dot(sx, w) - b))
@@ -499,9 +500,53 @@ def _numpy_logreg(x, y, w0):
     return (*_logreg_step(np, state, x, y), *state)
 
 
+def _sklearn(be, name):
+    """`make` of an estimator case: fit (and transform) on the library's arrays with
+    scikit-learn's Array API dispatch on (numpy: off), results to the host."""
+    os.environ.setdefault("SCIPY_ARRAY_API", "1")  # read when scipy is first imported
+    try:
+        import sklearn
+        from sklearn import linear_model, preprocessing
+    except ImportError as e:
+        raise Skip(f"scikit-learn is not installed ({e})") from None
+    if be.lib == "pyopencl":
+        raise Skip("pyopencl.array is no Array API namespace")
+    estimator = {"scaler": preprocessing.StandardScaler,
+                 "logreg": lambda: linear_model.LogisticRegression(max_iter=50)}[name]
+
+    def make(be, x, y):
+        xd, yd = be.asarray(x), be.asarray(y)
+
+        def run():
+            with sklearn.config_context(array_api_dispatch=be.lib != "numpy"):
+                est = estimator().fit(xd, yd)
+                return be.get(est.transform(xd) if name == "scaler" else est.coef_)
+        return run
+    return Impl(make)
+
+
+def _sklearn_want(name):
+    def want(x, y):
+        from sklearn import linear_model, preprocessing
+        if name == "scaler":
+            return preprocessing.StandardScaler().fit_transform(x)
+        return linear_model.LogisticRegression(max_iter=50).fit(x, y).coef_
+    return want
+
+
+def _sklearn_data(samples, feats):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((samples, feats))
+    return x, (x[:, 0] + 0.5 * rng.standard_normal(samples) > 0).astype(np.float64)
+
+
 def _sort_data(n):
     rng = np.random.default_rng(0)
     return (rng.standard_normal(n, dtype=np.float32),)
+
+
+def _uint64_keys(n):
+    return (np.random.default_rng(0).integers(0, 2**64 - 1, n, np.uint64, endpoint=True),)
 
 
 def _index_data(n, row):
@@ -639,7 +684,8 @@ CASES = [
     # checked against a float64 cumsum: numpy's float32 one drifts past 1e-3 at 2^28 terms
     Case("reduction", "cumsum", "n", VECTOR, lambda n: (_floats(n),),
          {ALL3: op(lambda xp, a: xp.cumsum(a))}, lambda n: 8 * n, label=vector_label,
-         rtol=1e-3, want=lambda a: np.cumsum(a, dtype=np.float64)),
+         rtol=1e-3, want=lambda a: np.cumsum(a, dtype=np.float64),
+         also={"sort": _sizes([1000], ([1 << 20], [1 << 22]), [1 << 24])}),
     # -- GEMM: TFLOP/s
     _square_matmul(np.float32, ([256, 512, 1024, 2048], [256, 512, 1024, 2048, 4096, 8192]),
                    4096, 1e-4,
@@ -713,19 +759,20 @@ CASES = [
          label=lambda small, length: f"{small} of {length:,} float32", fixed={"length": 1000},
          calls=LATENCY_CALLS, ref="best", curated=True),
     # -- sorting: GB/s of the keys (and indices) read plus written once
-    Case("sort", "sort float32", "n", _sizes([1000], ([1 << 20], [1 << 22]), [1 << 24]),
+    Case("sort", "sort float32", "n", SORT_SIZES,
          _sort_data,
          {ALL3: op(lambda xp, a: xp.sort(a)), "gpuarr:roundtrip": _roundtrip(np.sort)},
          lambda n: 8 * n, label=vector_label, curated=True),
-    Case("sort", "argsort float32", "n", _sizes([1000], ([1 << 20], [1 << 22]), [1 << 24]),
+    Case("sort", "argsort float32", "n", SORT_SIZES,
          _sort_data,
          {"numpy": op(lambda xp, a: np.argsort(a, kind="stable")),
           ("gpuarr", "cupy"): op(lambda xp, a: xp.argsort(a)),
           "gpuarr:roundtrip": _roundtrip(lambda a: np.argsort(a, kind="stable"))},
          lambda n: 16 * n, label=vector_label),
-    Case("sort", "argsort uint64 keys", "n", _sizes([1000], ([1 << 20], [1 << 22]), [1 << 24]),
-         lambda n: (np.random.default_rng(0).integers(0, 2**64 - 1, n, np.uint64,
-                                                      endpoint=True),),
+    Case("sort", "sort uint64 keys", "n", SORT_SIZES, _uint64_keys,
+         {ALL3: op(lambda xp, a: xp.sort(a))}, lambda n: 16 * n,
+         label=lambda n: f"{_pow2(n)} uint64"),
+    Case("sort", "argsort uint64 keys", "n", SORT_SIZES, _uint64_keys,
          {"numpy": op(lambda xp, a: np.argsort(a, kind="stable")),
           ("gpuarr", "cupy"): op(lambda xp, a: xp.argsort(a))},
          lambda n: 20 * n, label=lambda n: f"{_pow2(n)} uint64"),
@@ -761,6 +808,13 @@ CASES = [
                          np.random.default_rng(0).integers(0, n // row, n // row)),
          {ALL3: op(lambda xp, a, r: a[r])}, lambda n, row: 8 * n + 8 * (n // row),
          label=lambda n, row: f"{_pow2(n)} float32, rows of {row}", fixed={"row": 256}),
+    Case("indexing", "x[idx] gather of 64-float rows", "rows",
+         _sizes([64], ([1 << 16], [1 << 18]), ([1 << 18], [1 << 20])),
+         lambda rows: (_floats(rows * 64).reshape(rows, 64),
+                       np.random.default_rng(1).integers(0, rows, rows)),
+         {ALL3: op(lambda xp, a, i: a[i]),
+          "gpuarr:take": op(lambda xp, a, i: xp.take(a, i, axis=0))},
+         lambda rows: 8 * 64 * rows + 8 * rows, label=lambda rows: f"{rows:,} x 64 float32"),
     Case("indexing", "nonzero(mask)", "n",
          _sizes([1 << 12], ([1 << 22], [1 << 24]), ([1 << 24], [1 << 26])),
          lambda n, row: (_index_data(n, row)[1],),
@@ -787,6 +841,13 @@ CASES = [
          lambda samples, feats: None, "", label=lambda samples, feats: f"{samples}x{feats}",
          fixed={"feats": 784}, ref="best", curated=True, want=_numpy_logreg, rtol=1e-4,
          also={"latency": _sizes([40], [400], [400])}),
+    # -- scikit-learn with gpuarr (cupy) arrays and Array API dispatch, beside numpy
+    *(Case("sklearn", title, "samples", _sizes([200], [2000], [2000, 20000]), _sklearn_data,
+           {("numpy", "gpuarr", "cupy"): Impl(lambda be, *h, n=name: _sklearn(be, n).make(be, *h))},
+           lambda samples, feats: None, "", label=lambda samples, feats: f"{samples}x{feats}",
+           fixed={"feats": 20}, ref="best", want=_sklearn_want(name), rtol=rtol)
+      for name, title, rtol in (("scaler", "StandardScaler fit_transform", 1e-9),
+                                ("logreg", "LogisticRegression fit", 1e-4))),
 ]
 FAMILIES = tuple(dict.fromkeys(c.family for c in CASES))
 

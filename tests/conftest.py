@@ -4,6 +4,8 @@ import contextlib
 import os
 
 os.environ.setdefault("POCL_DEVICES", "pthread pthread")
+# scikit-learn's Array API checks (tests/test_sklearn.py) need scipy's, read at scipy's import
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 # GPUARR_TEST_DEVICE is the default device too (the symbolic layer places ops there).
 if os.environ.get("GPUARR_TEST_DEVICE") and "device=" not in os.environ.get("GPUARR_FLAGS", ""):
     os.environ["GPUARR_FLAGS"] = ",".join(
