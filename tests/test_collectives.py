@@ -263,7 +263,8 @@ def _error_cases(c0, c1):
                             [ga.ones(3, "complex64", context=c) for c in (c0, c1)], "max")),
         "shapes differ": (ShapeError, ["disagree on the shape", "rank 0 has (2, 3)",
                                        "rank 1 (3,)"],
-                          lambda: collectives.all_reduce([f32[0], ga.ones(3, "float32", context=c1)])),
+                          lambda: collectives.all_reduce([f32[0],
+                                                          ga.ones(3, "float32", context=c1)])),
         "dtypes differ": (ArgumentTypeError, ["disagree on the dtype", "float32", "int32"],
                           lambda: collectives.all_gather(
                               [f32[0], ga.ones((2, 3), "int32", context=c1)])),
@@ -286,11 +287,12 @@ def _error_cases(c0, c1):
                        lambda: collectives.all_reduce(f32, dest=[None])),
         "dest read-only": (ReadOnlyError, ["read-only"],
                            lambda: collectives.all_reduce(
-                               f32, dest=[ga.broadcast_to(ga.ones(3, context=c0), (2, 3)),
-                                          None])),
+                               f32, dest=[ga.broadcast_to(ga.ones(3, "float32", context=c0),
+                                                          (2, 3)), None])),
         "broadcast read-only": (ReadOnlyError, ["read-only"],
                                 lambda: collectives.broadcast(
-                                    [f32[0], ga.broadcast_to(ga.ones(3, context=c1), (2, 3))])),
+                                    [f32[0], ga.broadcast_to(ga.ones(3, "float32", context=c1),
+                                                             (2, 3))])),
         "root": (ArgumentError, ["root must be a rank in 0..1", "2"],
                  lambda: collectives.reduce(f32, root=2)),
         "nd_up": (ArgumentError, ["nd_up must be an integer >= 0"],

@@ -350,7 +350,7 @@ BAD = {  # a bad value for every flag
     "preallocate": "inf", "print_active_device": "2", "compile_cache_dir": "a\0b",
     "tuning_dir": "\0", "blas_backend": "cuda", "gemm_precision": "fp16",
     "assert_no_cpu_op": "abort", "profile": "often", "device_probe": "gpu", "comm_timeout": "0",
-    "context_sharing": "always",
+    "context_sharing": "always", "array_api_version": "2026.12",
 }
 
 
@@ -414,7 +414,7 @@ def test_misspelt_global_section_is_an_error(tmp_path, header):
 def test_gpuarrrc_naming_a_missing_file_is_an_error(tmp_path):
     with pytest.raises(ConfigError, match=rf"GPUARRRC={tmp_path / 'absent'} names no file"):
         _load(rc=tmp_path / "absent")
-    assert _load(rc=os.devnull).floatX == "float32"  # os.devnull: no rc file
+    assert _load(rc=os.devnull).floatX == "auto"  # os.devnull: no rc file
     # the default ~/.gpuarrrc may be absent
     assert config.load({config.ENV_VAR: "", "HOME": str(tmp_path)}) == _load()
 
