@@ -37,6 +37,7 @@ from .array import (
 )
 from .array_api import FUNCTIONS as _ARRAY_API
 from .array_api import __array_namespace_info__
+from .array_api import api_version as _array_api_version
 from .blas import FUNCTIONS as _PRODUCTS
 from .context import Context, DeviceInfo, contexts, get_context, init, list_devices
 from .contraction import einsum
@@ -84,7 +85,7 @@ __getattr__, __dir__ = _table_attributes(globals(), TABLE)
 
 
 __version__ = "0.1.0"
-__array_api_version__ = "2023.12"  # gpuarr is the namespace (docs/array_api.md)
+__array_api_version__ = _array_api_version()  # flag array_api_version; docs/array_api.md
 
 __all__ = [
     "Context", "DeviceInfo", "GpuArray", "arange", "array", "asarray", "ascontiguousarray",

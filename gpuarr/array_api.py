@@ -1,13 +1,15 @@
-"""The Array API standard (2023.12) on gpuarr: the module `gpuarr` itself is the namespace.
+"""The Array API standard (2025.12; 2021.12 to 2024.12 selectable) on gpuarr: the module
+`gpuarr` itself is the namespace.
 
 numpy's names cover most of the standard and gpuarr keeps numpy's; this module adds what the
 standard spells differently or numpy lacks (acos, pow, concat, permute_dims, unstack,
-matrix_transpose, vecdot, cumulative_sum, unique_*, sort(descending=), clip(min=, max=)),
-the dtype objects and functions, `device=` for eye and linspace, namespace inspection
-(`__array_namespace_info__`) and the array attributes (`device`, `to_device`, `mT`,
-`__array_namespace__`, in-place operators that never change the array's dtype: the mixin
-`ArrayApiMethods` in GpuArray's bases). docs/array_api.md lists what conforms and what is not
-there yet.
+matrix_transpose, vecdot, cumulative_sum, cumulative_prod, broadcast_shapes, unique_*,
+sort(descending=), clip(x, /, min, max)), the dtype objects and functions, `device=` for eye
+and linspace, namespace inspection (`__array_namespace_info__`), the version the
+version-dependent behaviour follows (flag `array_api_version`, `set_array_api_version`), and
+the array attributes (`device`, `to_device`, `mT`, `__array_namespace__`, in-place operators
+that never change the array's dtype: the mixin `ArrayApiMethods` in GpuArray's bases).
+docs/array_api.md lists what conforms and what is not there yet.
 """
 
 import collections
@@ -16,7 +18,7 @@ import math
 
 import numpy as np
 
-from . import dtypes, manipulation, sorting
+from . import config, dtypes, manipulation, sorting
 from .base import (
     ArrayBase,
     _normalize_axis,
@@ -31,26 +33,28 @@ from .context import get_context, list_devices
 from .errors import (
     ArgumentError,
     ArgumentTypeError,
-    BufferExportError,
     ShapeError,
     UnsupportedError,
 )
-from .reduction import _sum_dtypes, cumsum
+from .reduction import _sum_dtypes, cumprod, cumsum
 from .reduction import sum as _sum
-from .ufuncs import _BINARY_OPERATORS, UFUNCS, UfuncOperators, broadcast_shapes
+from .ufuncs import _BINARY_OPERATORS, UFUNCS, UfuncOperators
+from .ufuncs import broadcast_shapes as _broadcast_shapes
 
 __all__ = [
-    "ALIASES", "API_VERSION", "DTYPES", "FUNCTIONS", "STANDARD_DTYPES", "VERSIONS",
-    "ArrayApiMethods", "Info", "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult",
-    "__array_namespace_info__", "argsort", "astype", "can_cast", "clip", "concat",
-    "cumulative_sum", "e", "eye", "finfo", "from_dlpack", "iinfo", "inf", "isdtype",
-    "linspace", "matrix_transpose", "nan", "newaxis", "permute_dims", "pi", "result_type",
-    "sort", "unique_all", "unique_counts", "unique_inverse", "unique_values", "unstack",
-    "vecdot",
+    "ALIASES", "API_VERSION", "DTYPES", "FUNCTIONS", "MAX_DIMENSIONS", "STANDARD_DTYPES",
+    "VERSIONS", "ArrayApiMethods", "FloatInfo", "Info", "IntInfo", "UniqueAllResult",
+    "UniqueCountsResult", "UniqueInverseResult", "__array_namespace_info__", "api_version",
+    "argsort", "astype", "broadcast_arrays", "broadcast_shapes", "can_cast", "clip", "concat",
+    "cumulative_prod", "cumulative_sum", "e", "eye", "finfo", "iinfo", "inf",
+    "isdtype", "linspace", "matrix_transpose", "meshgrid", "nan", "newaxis", "permute_dims",
+    "pi", "result_type", "set_array_api_version", "sort", "unique_all", "unique_counts",
+    "unique_inverse", "unique_values", "unstack", "vecdot",
 ]
 
-API_VERSION = "2023.12"
-VERSIONS = ("2021.12", "2022.12", "2023.12")  # what __array_namespace__(api_version=) accepts
+API_VERSION = "2025.12"  # the default (flag array_api_version): the current standard
+VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+MAX_DIMENSIONS = 64  # numpy's limit, which gpuarr's kernels follow (docs/array_api.md)
 
 e, inf, nan, pi, newaxis = math.e, math.inf, math.nan, math.pi, None
 
@@ -70,6 +74,50 @@ ALIASES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arc
            "bitwise_invert": "invert", "bitwise_left_shift": "left_shift",
            "bitwise_right_shift": "right_shift", "pow": "power"}
 
+
+# ---------------------------------------------------------------- the version followed
+
+_chosen = [None]  # set_array_api_version's choice; None: the flag array_api_version
+
+
+def api_version():
+    """The Array API version whose behaviour gpuarr follows where versions differ: the last
+    `set_array_api_version`, else the flag `array_api_version` (2025.12 unless set)."""
+    return _chosen[0] or config.array_api_version
+
+
+def set_array_api_version(version):
+    """Follow Array API `version` ('2021.12' ... '2025.12'; None: the flag
+    `array_api_version` again) where versions differ, as array_api_strict's
+    `set_array_api_strict_flags(api_version=)`: `gpuarr.__array_api_version__`, and
+    `meshgrid`, `broadcast_arrays` and `__array_namespace_info__().devices()` returning
+    lists before 2025.12 (tuples from 2025.12). Returns the version followed before.
+
+    Examples
+    --------
+    >>> ga.set_array_api_version("2023.12")
+    '2025.12'
+    >>> type(ga.meshgrid(ga.arange(2), ga.arange(3))).__name__
+    'list'
+    >>> ga.set_array_api_version(None)  # the flag's again
+    '2023.12'
+    >>> ga.__array_api_version__
+    '2025.12'
+    """
+    if version is not None and version not in VERSIONS:
+        raise ArgumentError(f"Array API version {version!r} is not supported; gpuarr "
+                            f"follows {', '.join(VERSIONS)}")
+    previous = api_version()
+    _chosen[0] = version
+    # the namespace's attribute, found by name as __array_namespace__ finds the module
+    importlib.import_module(__package__).__array_api_version__ = api_version()
+    return previous
+
+
+def _sequence_type():
+    """What the standard's functions returning several arrays return: lists before
+    2025.12, tuples from it."""
+    return tuple if api_version() >= "2025.12" else list
 
 
 def _dtype_of(value):
@@ -117,14 +165,75 @@ def can_cast(from_, to, /, casting="safe"):
     return bool(np.can_cast(_dtype_of(from_), dtypes.normalize(to), casting))
 
 
+class FloatInfo:
+    """What `finfo` returns: the standard's fields as Python numbers (`bits` an int; `eps`,
+    `max`, `min`, `smallest_normal` floats) and `dtype` (the real dtype of a complex one);
+    numpy.finfo's other attributes (`tiny`, `resolution`, `precision`, ...) as numpy has
+    them."""
+
+    def __init__(self, dtype):
+        self._np = np.finfo(dtype)
+        self.bits = int(self._np.bits)
+        self.eps = float(self._np.eps)
+        self.max = float(self._np.max)
+        self.min = float(self._np.min)
+        self.smallest_normal = float(self._np.smallest_normal)
+        self.dtype = dtypes.normalize(self._np.dtype)
+
+    def __getattr__(self, name):
+        if name == "_np" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._np, name)
+
+    def __repr__(self):
+        return (f"finfo(bits={self.bits}, eps={self.eps!r}, max={self.max!r}, min={self.min!r}, "
+                f"smallest_normal={self.smallest_normal!r}, dtype={self.dtype})")
+
+
+class IntInfo:
+    """What `iinfo` returns: `bits`, `max` and `min` as Python ints, and `dtype`."""
+
+    def __init__(self, dtype):
+        info = np.iinfo(dtype)
+        self.bits, self.max, self.min = int(info.bits), int(info.max), int(info.min)
+        self.dtype = dtypes.normalize(info.dtype)
+
+    def __repr__(self):
+        return f"iinfo(bits={self.bits}, max={self.max}, min={self.min}, dtype={self.dtype})"
+
+
 def finfo(type, /):
-    """numpy.finfo of a floating dtype or array (bits, eps, max, min, smallest_normal, dtype)."""
-    return np.finfo(_dtype_of(type))
+    """Limits of a floating dtype (or of an array's): bits, eps, max, min, smallest_normal
+    as Python numbers, and dtype; a complex dtype gives its real part's.
+
+    Examples
+    --------
+    >>> ga.finfo(ga.float32).eps
+    1.1920928955078125e-07
+    >>> ga.finfo(ga.complex128).dtype
+    dtype('float64')
+    """
+    dt = _dtype_of(type)
+    if dt.kind not in "fc":
+        raise ArgumentTypeError(f"finfo needs a floating-point dtype, not {dt}; use iinfo for "
+                                f"integers")
+    return FloatInfo(dt)
 
 
 def iinfo(type, /):
-    """numpy.iinfo of an integer dtype or array (bits, max, min, dtype)."""
-    return np.iinfo(_dtype_of(type))
+    """Limits of an integer dtype (or of an array's): bits, max, min as Python ints, and
+    dtype.
+
+    Examples
+    --------
+    >>> ga.iinfo(ga.int8).min
+    -128
+    """
+    dt = _dtype_of(type)
+    if dt.kind not in "iu":
+        raise ArgumentTypeError(f"iinfo needs an integer dtype, not {dt}; use finfo for "
+                                f"floating-point dtypes")
+    return IntInfo(dt)
 
 
 def astype(x, dtype, /, *, copy=True, device=None):
@@ -142,7 +251,7 @@ def eye(N, M=None, k=0, dtype=None, order="C", context=None, *, device=None):
     --------
     >>> ga.eye(2, 3, k=1).get()
     array([[0., 1., 0.],
-           [0., 0., 1.]], dtype=float32)
+           [0., 0., 1.]])
     """
     return manipulation.eye(N, M, k, dtype, order, device_context(context, device))
 
@@ -154,17 +263,10 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     Examples
     --------
     >>> ga.linspace(0, 1, 5).get()                  # floatX from Python numbers
-    array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
     return manipulation.linspace(start, stop, num, endpoint, retstep, dtype, axis,
                                  context=device_context(context, device))
-
-
-def from_dlpack(x, /, *, device=None, copy=None):
-    """Not supported: gpuarr neither imports nor exports DLPack (BufferError, as asked)."""
-    raise BufferExportError(f"from_dlpack: gpuarr has no DLPack support, so a "
-                            f"{type(x).__name__} cannot be imported through it; convert it to "
-                            f"a numpy array and call gpuarr.asarray")
 
 
 # ---------------------------------------------------------------- element-wise
@@ -179,9 +281,10 @@ def _no_bound(dt, low):
     return -math.inf if low else math.inf
 
 
-def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
-    """numpy.clip, and the standard's clip(x, /, min=None, max=None): a None bound is no
-    bound. One kernel per dtype serves both bounds, one of them or none.
+def clip(x, /, min=None, max=None, out=None, *, a_min=None, a_max=None, **kwargs):
+    """The standard's clip(x, /, min=None, max=None), and numpy.clip (whose bounds are
+    called a_min and a_max): a None bound is no bound. One kernel per dtype serves both
+    bounds, one of them or none.
 
     Examples
     --------
@@ -190,19 +293,19 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     >>> ga.clip(ga.asarray(np.arange(5.0)), max=2.0).get()
     array([0., 1., 2., 2., 2.])
     """
-    if min is not None:
-        if a_min is not None:
-            raise ArgumentTypeError("clip: pass a_min or min, not both")
-        a_min = min
-    if max is not None:
-        if a_max is not None:
-            raise ArgumentTypeError("clip: pass a_max or max, not both")
-        a_max = max
-    if a_min is None or a_max is None:
-        dt = a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
-        a_min = _no_bound(dt, True) if a_min is None else a_min
-        a_max = _no_bound(dt, False) if a_max is None else a_max
-    return UFUNCS["clip"](a, a_min, a_max, out=out, **kwargs)
+    if a_min is not None:
+        if min is not None:
+            raise ArgumentTypeError("clip: pass min or a_min, not both")
+        min = a_min
+    if a_max is not None:
+        if max is not None:
+            raise ArgumentTypeError("clip: pass max or a_max, not both")
+        max = a_max
+    if min is None or max is None:
+        dt = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+        min = _no_bound(dt, True) if min is None else min
+        max = _no_bound(dt, False) if max is None else max
+    return UFUNCS["clip"](x, min, max, out=out, **kwargs)
 
 
 # ---------------------------------------------------------------- manipulation
@@ -210,8 +313,42 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
 concat = manipulation.concatenate
 
 
+def broadcast_arrays(*arrays):
+    """Read-only views of the arrays broadcast to one shape: a tuple (a list before the
+    standard's 2025.12, see set_array_api_version)."""
+    return _sequence_type()(manipulation.broadcast_arrays(*arrays))
+
+
+def meshgrid(*arrays, indexing="xy", copy=True, sparse=False):
+    """Coordinate arrays from 1-d coordinate vectors, as numpy.meshgrid: a tuple (a list
+    before the standard's 2025.12, see set_array_api_version).
+
+    Examples
+    --------
+    >>> xx, yy = ga.meshgrid(ga.asarray(np.arange(3)), ga.asarray(np.arange(2)))
+    >>> xx.shape, yy.get()
+    ((2, 3), array([[0, 0, 0],
+           [1, 1, 1]]))
+    """
+    out = manipulation.meshgrid(*arrays, copy=copy, sparse=sparse, indexing=indexing)
+    return _sequence_type()(out)
+
+
+def broadcast_shapes(*shapes):
+    """The shape `shapes` broadcast to (a tuple of ints); ShapeError (a ValueError) when
+    they do not broadcast. An int stands for a 1-d shape, as in numpy.
+
+    Examples
+    --------
+    >>> ga.broadcast_shapes((3, 1), (4,), ())
+    (3, 4)
+    """
+    return tuple(_broadcast_shapes(*((s,) if isinstance(s, int) else tuple(s)
+                                     for s in shapes)))
+
+
 def permute_dims(a, /, axes=None):
-    """A view with the axes permuted (numpy.transpose)."""
+    """A view with the axes permuted (numpy.transpose; negative axes count from the end)."""
     return transpose(a, axes)
 
 
@@ -266,25 +403,48 @@ def vecdot(x1, x2, /, *, axis=-1):
 
 # ---------------------------------------------------------------- statistics
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Running sum along `axis` (required beyond 1-d), with numpy's sum dtypes;
-    include_initial puts the zero before the first element."""
+def _cumulative(name, scan, initial, x, axis, dtype, include_initial):
+    """The standard's cumulative_sum/_prod: `scan` along `axis` (required beyond 1-d), with
+    numpy's dtypes; include_initial puts `initial` before the first element."""
     x = asarray(x)
     if axis is None:
         if x.ndim != 1:
-            raise ArgumentError(f"cumulative_sum needs axis= for an array of {x.ndim} "
-                                f"dimensions")
+            raise ArgumentError(f"{name} needs axis= for an array of {x.ndim} dimensions")
         axis = 0
     ax = _normalize_axis(axis, x.ndim)
     if not include_initial:
-        return cumsum(x, ax, dtype)
+        return scan(x, ax, dtype)
     shape = list(x.shape)
     shape[ax] += 1
     out = empty(tuple(shape), _sum_dtypes(x, dtype)[1], context=x.context)
     lead = (slice(None),) * ax
-    out[(*lead, slice(0, 1))].fill(0)
-    cumsum(x, ax, dtype, out=out[(*lead, slice(1, None))])
+    out[(*lead, slice(0, 1))].fill(initial)
+    scan(x, ax, dtype, out=out[(*lead, slice(1, None))])
     return out
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running sum along `axis` (required beyond 1-d), with numpy's sum dtypes;
+    include_initial puts the zero before the first element.
+
+    Examples
+    --------
+    >>> ga.cumulative_sum(ga.asarray([1, 2, 3]), include_initial=True).get()
+    array([0, 1, 3, 6])
+    """
+    return _cumulative("cumulative_sum", cumsum, 0, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running product along `axis` (required beyond 1-d), with numpy's prod dtypes;
+    include_initial puts the one before the first element.
+
+    Examples
+    --------
+    >>> ga.cumulative_prod(ga.asarray([1, 2, 3]), include_initial=True).get()
+    array([1, 1, 2, 6])
+    """
+    return _cumulative("cumulative_prod", cumprod, 1, x, axis, dtype, include_initial)
 
 
 # ---------------------------------------------------------------- sets
@@ -374,8 +534,12 @@ class Info:
     Devices are gpuarr Contexts."""
 
     def capabilities(self):
-        """Boolean indexing and data-dependent shapes: both supported."""
-        return {"boolean indexing": True, "data-dependent shapes": True}
+        """Boolean indexing and data-dependent shapes: both supported; from 2024.12, the
+        maximum number of dimensions (numpy's, 64)."""
+        caps = {"boolean indexing": True, "data-dependent shapes": True}
+        if api_version() >= "2024.12":
+            caps["max dimensions"] = MAX_DIMENSIONS
+        return caps
 
     def default_device(self):
         """The default context (flag `device`; else the first GPU, else the first usable
@@ -386,7 +550,7 @@ class Info:
         """floatX for real floats (float32 on a device without float64), int64 for
         integers and indices."""
         ctx = get_context(device)
-        real = dtypes.float_x()
+        real = dtypes.float_x(ctx)
         if real == np.float64 and not ctx.fp64:
             real = DTYPES["float32"]
         cplx = DTYPES["complex64" if real == np.float32 else "complex128"]
@@ -394,8 +558,9 @@ class Info:
                 "integral": DTYPES["int64"], "indexing": DTYPES["int64"]}
 
     def devices(self):
-        """The contexts of every usable device, in platform/device order."""
-        return [get_context(d.name) for d in list_devices() if d.usable]
+        """The contexts of every usable device, in platform/device order: a tuple (a list
+        before 2025.12)."""
+        return _sequence_type()(get_context(d.name) for d in list_devices() if d.usable)
 
     def dtypes(self, *, device=None, kind=None):
         """The standard's dtypes `device` holds (no float64/complex128 without fp64)."""
@@ -417,10 +582,11 @@ def __array_namespace_info__():
 # ---------------------------------------------------------------- the array object
 
 def _namespace(self, /, *, api_version=None):
-    """The Array API namespace of this array: the gpuarr module."""
-    if api_version is not None and api_version not in VERSIONS:
-        raise ArgumentError(f"Array API version {api_version!r} is not supported; gpuarr "
-                            f"implements {API_VERSION} (accepted: {', '.join(VERSIONS)})")
+    """The Array API namespace of this array: the gpuarr module. An `api_version` makes
+    gpuarr follow that version from then on, as array_api_strict does
+    (see set_array_api_version)."""
+    if api_version is not None:
+        set_array_api_version(api_version)
     return importlib.import_module(__package__)
 
 
@@ -434,11 +600,6 @@ def _to_device(self, device, /, *, stream=None):
 
 def _matrix_transpose(self):
     return matrix_transpose(self)
-
-
-def _dlpack_device(self, /):
-    raise BufferExportError("GpuArray does not support DLPack (no __dlpack__); use x.get() or "
-                            "numpy.asarray(x) for a host copy")
 
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
@@ -489,7 +650,6 @@ class ArrayApiMethods:
                       doc="the Context holding the data (the Array API's device)")
     to_device = _to_device
     mT = property(_matrix_transpose, doc="a view with the last two axes swapped")
-    __dlpack_device__ = _dlpack_device
 
     __iadd__ = _inplace("add")
     __isub__ = _inplace("sub")
@@ -507,8 +667,9 @@ class ArrayApiMethods:
 
 
 FUNCTIONS = {f.__name__: f for f in (
-    isdtype, result_type, can_cast, finfo, iinfo, astype, eye, linspace, from_dlpack, clip,
-    permute_dims, unstack, matrix_transpose, vecdot, cumulative_sum, unique_all, unique_counts,
-    unique_inverse, unique_values, sort, argsort)}
+    isdtype, result_type, can_cast, finfo, iinfo, astype, eye, linspace, clip,
+    broadcast_arrays, broadcast_shapes, meshgrid, permute_dims, unstack, matrix_transpose,
+    vecdot, cumulative_sum, cumulative_prod, unique_all, unique_counts, unique_inverse,
+    unique_values, sort, argsort, set_array_api_version)}
 FUNCTIONS.update(concat=concat, e=e, inf=inf, nan=nan, pi=pi, newaxis=newaxis, **DTYPES)
 FUNCTIONS.update({alias: UFUNCS[name] for alias, name in ALIASES.items()})

@@ -606,6 +606,11 @@ def round(a, decimals=0, out=None):
         raise UnsupportedError("round of integers to negative decimals is not supported yet")
     if decimals == 0:
         return UFUNCS["rint"](a, out=out)
+    if a.dtype.kind == "c":  # each part on its own, as numpy does
+        out = a.copy() if out is None else out._assign(a)
+        for part in (real(out), imag(out)):
+            round(part, decimals, out=part)
+        return out
     return _scaled_unary(a, "_round_scale", out, scale=float(10.0 ** abs(decimals)) *
                          (1 if decimals > 0 else -1))
 

@@ -3,9 +3,15 @@
 ##                  double2 for the complex helpers; R is then their real type).
 ## Defines: ga_<helper>_<T>(...) for each entry. numpy's semantics: integer division by 0
 ## gives 0, INT_MIN // -1 wraps, floor division and remainder take the divisor's sign,
-## shifts past the width give 0 (or -1 for negative values shifted right).
+## shifts past the width give 0 (or -1 for negative values shifted right). The complex
+## elementary functions (cexp ... cpow) give C99 Annex G's special values and branch cuts;
+## a helper calls only helpers listed before it (kernels/ufunc_ops.py lists them in order).
 % for helper, T in helpers:
-<% R = {'float2': 'float', 'double2': 'double'}.get(T, T) %>\
+<%
+    R = {'float2': 'float', 'double2': 'double'}.get(T, T)
+    F, L = ('_F', 'FLT') if R == 'float' else ('', 'DBL')  # constants' suffix, limits' prefix
+    TINY_UP, TINY_DOWN = ('0x1p48f', '0x1p-24f') if R == 'float' else ('0x1p108', '0x1p-54')
+%>\
 % if helper == 'floordiv':
 inline ${T} ga_floordiv_${T}(${T} a, ${T} b) {
     if (b == 0) return 0;
@@ -126,6 +132,283 @@ inline ${T} ga_cdiv_${T}(${T} a, ${T} b) {
 inline ${T} ga_csign_${T}(${T} a) {
     ${R} m = hypot(a.s0, a.s1);
     return m == 0 ? (${T})(0, 0) : (${T})(a.s0 / m, a.s1 / m);
+}
+## ---- complex elementary functions: C99 Annex G's special values and branch cuts ----
+## Non-finite inputs are handled first, case by case; finite ones by formulas that avoid
+## overflow of intermediates (exp(x) split in halves, scaled square roots) and cancellation
+## (log1p of |z|^2 - 1 near the unit circle; Kahan's formulas for the inverse functions).
+% elif helper == 'cexp':
+inline ${T} ga_cexp_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1;
+    if (isinf(x)) {
+        if (x > 0 && !isfinite(y)) return (${T})(x, (${R})NAN);
+        if (x < 0 && !isfinite(y)) return (${T})(0, 0);
+    }
+    if (y == 0) return (${T})(exp(x), y);
+    ${R} c, s = sincos(y, &c);
+    if (x > 80) {  // exp(x) alone may overflow where exp(x) cos(y) does not
+        ${R} h = exp(x * (${R})0.5);
+        return (${T})(h * c * h, h * s * h);
+    }
+    ${R} e = exp(x);
+    return (${T})(e * c, e * s);
+}
+% elif helper == 'cexp2':
+inline ${T} ga_cexp2_${T}(${T} z) {
+    return ga_cexp_${T}(z * (${R})M_LN2${F});
+}
+% elif helper == 'cexpm1':
+## expm1(x) cos(y) - 2 sin^2(y/2) + i exp(x) sin(y): no cancellation near 0.
+inline ${T} ga_cexpm1_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1;
+    if (isinf(x) && !isfinite(y))
+        return x > 0 ? (${T})(x, (${R})NAN) : (${T})(-1, copysign((${R})0, y));
+    if (y == 0) return (${T})(expm1(x) + (${R})0, y);  // + 0: expm1(-0 + 0i) is +0 + 0i
+    if (x > 1) {
+        ${T} w = ga_cexp_${T}(z);
+        return (${T})(w.s0 - 1, w.s1);
+    }
+    ${R} c, s = sincos(y, &c);
+    if (isinf(x)) return (${T})(-1, (${R})0 * s);
+    ${R} h = sin(y * (${R})0.5);
+    return (${T})(expm1(x) * c - 2 * h * h, exp(x) * s);
+}
+% elif helper == 'clog':
+## log|z| + i arg(z); near |z| = 1, log1p(|z|^2 - 1) with the squares split exactly by fma.
+inline ${T} ga_clog_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1, im = atan2(y, x);
+    if (isinf(x) || isinf(y)) return (${T})(INFINITY, im);
+    if (isnan(x) || isnan(y)) return (${T})(NAN, NAN);
+    ${R} hi = fmax(fabs(x), fabs(y)), lo = fmin(fabs(x), fabs(y));
+    if (hi < 2 && hi * hi + lo * lo > (${R})0.5) {
+        ${R} q = hi * hi, p = lo * lo;
+        ${R} u = ((q - 1) + p) + (fma(hi, hi, -q) + fma(lo, lo, -p));
+        return (${T})((${R})0.5 * log1p(u), im);
+    }
+    return (${T})(log(hypot(x, y)), im);
+}
+% elif helper == 'clog1p':
+inline ${T} ga_clog1p_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1;
+    if (fabs(x) < (${R})0.5 && fabs(y) < (${R})0.5)  // |1 + z|^2 - 1 = x (2 + x) + y^2
+        return (${T})((${R})0.5 * log1p(x * (2 + x) + y * y), atan2(y, 1 + x));
+    return ga_clog_${T}((${T})(1 + x, y));
+}
+% elif helper in ('clog2', 'clog10'):
+inline ${T} ga_${helper}_${T}(${T} z) {
+    return ga_clog_${T}(z) * (${R})${'M_LOG2E' if helper == 'clog2' else 'M_LOG10E'}${F};
+}
+% elif helper == 'csqrt':
+## sqrt((|x| + |z|) / 2) and y / (2 that), with huge and tiny z scaled by powers of 4.
+inline ${T} ga_csqrt_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1;
+    if (isinf(y)) return (${T})(INFINITY, y);
+    if (isnan(x)) return (${T})(x, x);
+    if (isinf(x)) {
+        if (x > 0) return (${T})(x, isnan(y) ? y : copysign((${R})0, y));
+        return (${T})(isnan(y) ? y : 0, copysign((${R})INFINITY, y));
+    }
+    if (isnan(y)) return (${T})(y, y);
+    if (x == 0 && y == 0) return (${T})(0, y);
+    ${R} scale = 1;
+    if (fabs(x) > ${L}_MAX / 4 || fabs(y) > ${L}_MAX / 4) {
+        x *= (${R})0.25;
+        y *= (${R})0.25;
+        scale = 2;
+    } else if (fabs(x) < ${L}_MIN * 4 && fabs(y) < ${L}_MIN * 4) {
+        x *= ${TINY_UP};
+        y *= ${TINY_UP};
+        scale = ${TINY_DOWN};
+    }
+    ${R} t = sqrt((fabs(x) + hypot(x, y)) * (${R})0.5);
+    if (x >= 0) return (${T})(t * scale, y / (2 * t) * scale);
+    return (${T})(fabs(y) / (2 * t) * scale, copysign(t, y) * scale);
+}
+% elif helper == 'csinh':
+inline ${T} ga_csinh_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1, c, s;
+    if (!isfinite(x) || !isfinite(y)) {
+        if (x == 0) return (${T})(x, y - y);
+        if (y == 0) return z;
+        if (!isinf(x)) return (${T})(NAN, NAN);
+        if (!isfinite(y)) return (${T})(x, y - y);
+        s = sincos(y, &c);
+        return (${T})(x * c, INFINITY * s);
+    }
+    if (y == 0) return (${T})(sinh(x), y);
+    s = sincos(y, &c);
+    if (fabs(x) > 20) {  // sinh x ~ cosh x ~ exp(|x|) / 2, in halves
+        ${R} h = exp(fabs(x) * (${R})0.5), hh = h * (${R})0.5;
+        return (${T})((x < 0 ? -hh : hh) * c * h, hh * s * h);
+    }
+    return (${T})(sinh(x) * c, cosh(x) * s);
+}
+% elif helper == 'ccosh':
+inline ${T} ga_ccosh_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1, c, s;
+    if (!isfinite(x) || !isfinite(y)) {
+        if (x == 0) return (${T})(y - y, x);
+        if (y == 0) return (${T})(fabs(x), copysign((${R})0, x) * y);
+        if (!isinf(x)) return (${T})(NAN, NAN);
+        if (!isfinite(y)) return (${T})(INFINITY, y - y);
+        s = sincos(y, &c);
+        return (${T})(INFINITY * c, x * s);
+    }
+    if (y == 0) return (${T})(cosh(x), x * y);
+    s = sincos(y, &c);
+    if (fabs(x) > 20) {
+        ${R} h = exp(fabs(x) * (${R})0.5), hh = h * (${R})0.5;
+        return (${T})(hh * c * h, (x < 0 ? -hh : hh) * s * h);
+    }
+    return (${T})(cosh(x) * c, sinh(x) * s);
+}
+% elif helper == 'ctanh':
+## (sinh x cosh x + i sin y cos y) / (sinh^2 x + cos^2 y): a sum of squares below.
+inline ${T} ga_ctanh_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1;
+    if (!isfinite(x) || !isfinite(y)) {
+        if (isinf(x)) return (${T})(copysign((${R})1, x), copysign((${R})0, y));
+        if (x == 0) return (${T})(x, y - y);
+        if (y == 0) return z;
+        return (${T})(NAN, NAN);
+    }
+    ${R} c, s = sincos(y, &c);
+    if (fabs(x) > 20) return (${T})(copysign((${R})1, x), 4 * s * c * exp(-2 * fabs(x)));
+    ${R} sh = sinh(x), d = sh * sh + c * c;
+    return (${T})(sh * cosh(x) / d, s * c / d);
+}
+% elif helper in ('csin', 'ctan'):
+## sin z = -i sinh(iz), tan z = -i tanh(iz)
+inline ${T} ga_${helper}_${T}(${T} z) {
+    ${T} w = ga_${helper}h_${T}((${T})(-z.s1, z.s0));
+    return (${T})(w.s1, -w.s0);
+}
+% elif helper == 'ccos':
+inline ${T} ga_ccos_${T}(${T} z) {
+    return ga_ccosh_${T}((${T})(-z.s1, z.s0));
+}
+% elif helper == 'cacos':
+## Kahan's formulas (Branch Cuts for Complex Elementary Functions, 1987) for finite z.
+inline ${T} ga_cacos_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1;
+    if (isnan(x) || isnan(y)) {
+        if (isinf(y)) return (${T})(x, -y);
+        if (isinf(x)) return (${T})(y, -INFINITY);
+        if (x == 0) return (${T})(M_PI_2${F}, y);
+        return (${T})(NAN, NAN);
+    }
+    if (isinf(y)) return (${T})(isinf(x) ? (x < 0 ? 3 * M_PI_4${F} : M_PI_4${F}) : M_PI_2${F}, -y);
+    if (isinf(x)) return (${T})(x < 0 ? M_PI${F} : 0, copysign((${R})INFINITY, -y));
+    ${T} s1 = ga_csqrt_${T}((${T})(1 - x, -y)), s2 = ga_csqrt_${T}((${T})(1 + x, y));
+    return (${T})(2 * atan2(s1.s0, s2.s0), asinh(s2.s0 * s1.s1 - s2.s1 * s1.s0));
+}
+% elif helper == 'cacosh':
+## acosh z = +-i acos z, the sign giving a real part >= 0 (and arg's sign that of imag z)
+inline ${T} ga_cacosh_${T}(${T} z) {
+    ${T} w = ga_cacos_${T}(z);
+    return (${T})(fabs(w.s1), copysign(w.s0, z.s1));
+}
+% elif helper == 'casin_finite':
+inline ${T} ga_casin_finite_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1;
+    ${T} s1 = ga_csqrt_${T}((${T})(1 - x, -y)), s2 = ga_csqrt_${T}((${T})(1 + x, y));
+    return (${T})(atan2(x, s1.s0 * s2.s0 - s1.s1 * s2.s1),
+                  asinh(s1.s0 * s2.s1 - s1.s1 * s2.s0));
+}
+% elif helper == 'casinh':
+## asinh z = -i asin(iz)
+inline ${T} ga_casinh_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1;
+    if (isnan(x)) {
+        if (isinf(y)) return (${T})(INFINITY, x);
+        return (${T})(x, y == 0 ? y : x);
+    }
+    if (isinf(x))
+        return (${T})(x, isnan(y) ? y : copysign(isinf(y) ? M_PI_4${F} : 0, y));
+    if (isinf(y)) return (${T})(copysign((${R})INFINITY, x), copysign(M_PI_2${F}, y));
+    if (isnan(y)) return (${T})(y, y);
+    ${T} w = ga_casin_finite_${T}((${T})(-y, x));
+    return (${T})(w.s1, -w.s0);
+}
+% elif helper in ('casin', 'catan'):
+## asin z = -i asinh(iz), atan z = -i atanh(iz)
+inline ${T} ga_${helper}_${T}(${T} z) {
+    ${T} w = ga_${helper}h_${T}((${T})(-z.s1, z.s0));
+    return (${T})(w.s1, -w.s0);
+}
+% elif helper == 'catanh':
+## log((1 + z) / (1 - z)) / 2 from sums of squares; 1/z where z is huge.
+inline ${T} ga_catanh_${T}(${T} z) {
+    ${R} x = z.s0, y = z.s1, ax = fabs(x);
+    if (isnan(x) || isnan(y)) {
+        if (isinf(x)) return (${T})(copysign((${R})0, x), y);
+        if (isinf(y)) return (${T})(copysign((${R})0, x), copysign(M_PI_2${F}, y));
+        if (x == 0) return z;
+        return (${T})(NAN, NAN);
+    }
+    if (isinf(x) || isinf(y)) return (${T})(copysign((${R})0, x), copysign(M_PI_2${F}, y));
+    if (ax > (${R})1e10 || fabs(y) > (${R})1e10) {
+        ${R} h = hypot(x, y);
+        return (${T})(x / h / h, copysign(M_PI_2${F}, y));
+    }
+    if (ax == 1 && y == 0) return (${T})(copysign((${R})INFINITY, x), y);
+    ${R} d = (1 - ax) * (1 - ax) + y * y;
+    ${R} re = d < (${R})1e-4
+        ? (${R})0.5 * (log(hypot(1 + ax, y)) - log(hypot(1 - ax, y)))
+        : (${R})0.25 * log1p(4 * ax / d);
+    return (${T})(copysign(re, x), (${R})0.5 * atan2(2 * y, (1 - ax) * (1 + ax) - y * y));
+}
+% elif helper == 'cmul_inf':
+## C99 Annex G's product (G.5.1): where the plain product is NaN + i NaN and an operand is
+## infinite (or a partial product overflowed), the infinity is recovered.
+inline ${T} ga_cmul_inf_${T}(${T} z, ${T} w) {
+    ${R} a = z.s0, b = z.s1, c = w.s0, d = w.s1;
+    ${R} ac = a * c, bd = b * d, ad = a * d, bc = b * c, x = ac - bd, y = ad + bc;
+    if (!isnan(x) || !isnan(y)) return (${T})(x, y);
+    int recalc = 0;
+    if (isinf(a) || isinf(b)) {
+        a = copysign(isinf(a) ? (${R})1 : (${R})0, a);
+        b = copysign(isinf(b) ? (${R})1 : (${R})0, b);
+        if (isnan(c)) c = copysign((${R})0, c);
+        if (isnan(d)) d = copysign((${R})0, d);
+        recalc = 1;
+    }
+    if (isinf(c) || isinf(d)) {
+        c = copysign(isinf(c) ? (${R})1 : (${R})0, c);
+        d = copysign(isinf(d) ? (${R})1 : (${R})0, d);
+        if (isnan(a)) a = copysign((${R})0, a);
+        if (isnan(b)) b = copysign((${R})0, b);
+        recalc = 1;
+    }
+    if (!recalc && (isinf(ac) || isinf(bd) || isinf(ad) || isinf(bc))) {
+        if (isnan(a)) a = copysign((${R})0, a);
+        if (isnan(b)) b = copysign((${R})0, b);
+        if (isnan(c)) c = copysign((${R})0, c);
+        if (isnan(d)) d = copysign((${R})0, d);
+        recalc = 1;
+    }
+    if (!recalc) return (${T})(x, y);
+    return (${T})(INFINITY * (a * c - b * d), INFINITY * (a * d + b * c));
+}
+% elif helper == 'cpow':
+## numpy's complex power: z**0 = 1, 0**w = 0 where real(w) > 0 (else NaN), integer
+## exponents below 100 in magnitude by repeated squaring, exp(w log z) otherwise.
+inline ${T} ga_cpow_${T}(${T} a, ${T} b) {
+    if (b.s0 == 0 && b.s1 == 0) return (${T})(1, 0);
+    if (a.s0 == 0 && a.s1 == 0) return b.s0 > 0 ? (${T})(0, 0) : (${T})(NAN, NAN);
+    if (b.s1 == 0 && b.s0 == rint(b.s0) && fabs(b.s0) < 100) {
+        int n = (int)b.s0, k = abs(n);
+        if (n == 1) return a;
+        if (n == 2) return ga_cmul_${T}(a, a);
+        if (n == 3) return ga_cmul_${T}(ga_cmul_${T}(a, a), a);
+        ${T} r = (${T})(1, 0), p = a;
+        for (; k; k >>= 1) {
+            if (k & 1) r = ga_cmul_${T}(r, p);
+            if (k > 1) p = ga_cmul_${T}(p, p);
+        }
+        return n < 0 ? ga_cdiv_${T}((${T})(1, 0), r) : r;
+    }
+    return ga_cexp_${T}(ga_cmul_inf_${T}(b, ga_clog_${T}(a)));
 }
 % endif
 % endfor

@@ -18,8 +18,29 @@ def _same(expr, helpers=()):
     return {"*": (expr, tuple(helpers))}
 
 
-def _float(fn):
-    return {_F: (f"{fn}({{0}})", ())}
+# The complex helper of each elementary function (ufunc_helpers.cl.mako), after the helpers
+# it calls: C99 Annex G's special values and branch cuts, as numpy's complex loops give.
+_COMPLEX = {
+    "sqrt": ("csqrt",), "exp": ("cexp",), "exp2": ("cexp", "cexp2"),
+    "expm1": ("cexp", "cexpm1"), "log": ("clog",), "log2": ("clog", "clog2"),
+    "log10": ("clog", "clog10"), "log1p": ("clog", "clog1p"),
+    "sinh": ("csinh",), "cosh": ("ccosh",), "tanh": ("ctanh",),
+    "sin": ("csinh", "csin"), "cos": ("ccosh", "ccos"), "tan": ("ctanh", "ctan"),
+    "arccos": ("csqrt", "cacos"), "arccosh": ("csqrt", "cacos", "cacosh"),
+    "arcsinh": ("csqrt", "casin_finite", "casinh"),
+    "arcsin": ("csqrt", "casin_finite", "casinh", "casin"),
+    "arctanh": ("catanh",), "arctan": ("catanh", "catan"),
+}
+_CPOW = ("ga_cpow_{T}({0}, {1})", ("cmul", "cdiv", "cmul_inf", "cexp", "clog", "cpow"))
+
+
+def _float(fn, name=None):
+    """OpenCL's `fn` for floats; the complex helper of ufunc `name` where it has one."""
+    table = {_F: (f"{fn}({{0}})", ())}
+    if name in _COMPLEX:
+        helpers = _COMPLEX[name]
+        table["c"] = (f"ga_{helpers[-1]}_{{T}}({{0}})", helpers)
+    return table
 
 
 # Ties give the second operand, as numpy's loops do (maximum(-0.0, 0.0) is 0.0).
@@ -43,8 +64,8 @@ OPS = {
              "u": ("(({1}) == 0 ? ({T})0 : ({T})(({0}) % ({1})))", ()),
              _F: ("fmod({0}, {1})", ())},
     "power": {"i": ("ga_ipow_{T}({0}, {1})", ("ipow",)), "u": ("ga_ipow_{T}({0}, {1})", ("ipow",)),
-              _F: ("pow({0}, {1})", ())},
-    "float_power": {_F: ("pow({0}, {1})", ())},
+              _F: ("pow({0}, {1})", ()), "c": _CPOW},
+    "float_power": {_F: ("pow({0}, {1})", ()), "c": _CPOW},
     "negative": {"i": ("(({T})-({0}))", ()), "u": ("(({T})-({0}))", ()), _F: ("(-({0}))", ()),
                  "c": ("(-({0}))", ())},
     "positive": {"i": ("({0})", ()), "u": ("({0})", ()), _F: ("({0})", ()), "c": ("({0})", ())},
@@ -60,14 +81,14 @@ OPS = {
     "square": {"b": ("({0})", ()), "c": ("ga_cmul_{T}({0}, {0})", ("cmul",)),
                "*": ("(({0}) * ({0}))", ())},
     # exponents, logarithms, trigonometry
-    **{name: _float(fn) for name, fn in [
+    **{name: _float(fn, name) for name, fn in [
         ("sqrt", "sqrt"), ("cbrt", "cbrt"), ("exp", "exp"), ("exp2", "exp2"), ("expm1", "expm1"),
         ("log", "log"), ("log2", "log2"), ("log10", "log10"), ("log1p", "log1p"),
         ("sin", "sin"), ("cos", "cos"), ("tan", "tan"), ("arcsin", "asin"), ("arccos", "acos"),
         ("arctan", "atan"), ("sinh", "sinh"), ("cosh", "cosh"), ("tanh", "tanh"),
         ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),
-        ("rint", "rint"),
     ]},
+    "rint": {_F: ("rint({0})", ()), "c": ("(({T})(rint(({0}).s0), rint(({0}).s1)))", ())},
     # numpy 2 keeps integers as they are (its integer loops are the identity)
     **{name: {_F: (f"{name}({{0}})", ()), "b": ("({0})", ()), "i": ("({0})", ()),
               "u": ("({0})", ())} for name in ("floor", "ceil", "trunc")},
