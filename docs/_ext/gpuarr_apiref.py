@@ -92,7 +92,7 @@ diagflat from_dlpack frombuffer copy""")
 _MANIPULATION = _words("""reshape ravel squeeze expand_dims swapaxes transpose moveaxis permute_dims
 broadcast_to broadcast_arrays atleast_1d atleast_2d atleast_3d concatenate concat stack
 unstack vstack hstack dstack column_stack split array_split hsplit vsplit dsplit tile repeat
-flip fliplr flipud roll pad tril triu matrix_transpose""")
+flip fliplr flipud roll pad tril triu matrix_transpose broadcast_shapes""")
 _UFUNC_LIKE = _words("around round fix real imag nan_to_num clip where")
 _SORTING = _words("""sort argsort partition argpartition searchsorted unique unique_all
 unique_counts unique_inverse unique_values argmax argmin nonzero argwhere flatnonzero count_nonzero
@@ -101,8 +101,8 @@ _INDEXING = _words("take take_along_axis put compress select")
 _LINALG = _words("dot vdot inner outer matmul tensordot einsum einsum_path vecdot diagonal trace")
 _DTYPES = _words("""astype can_cast result_type finfo iinfo isdtype common_type min_scalar_type
 iscomplexobj isrealobj""")
-_REDUCTIONS = _words("cumulative_sum")
-_DEVICES = _words("__array_namespace_info__")
+_REDUCTIONS = _words("cumulative_sum cumulative_prod")
+_DEVICES = _words("__array_namespace_info__ set_array_api_version")
 
 BY_NAME = {
     **dict.fromkeys(_CREATION, "creation"), **dict.fromkeys(_MANIPULATION, "manipulation"),
