@@ -26,13 +26,14 @@ import os
 import sys
 import time
 
-import dask
-import dask.array as da
 import numpy as np
 import pytest
 
 import gpuarr as ga
 from gpuarr import bench
+
+dask = pytest.importorskip("dask", reason="dask (the extra gpuarr[dask]) is not installed")
+da = pytest.importorskip("dask.array")
 
 LIMIT_MIB = {"tiny": 2, "quick": 64, "full": 1024}
 SOURCES = ("host", "device")
