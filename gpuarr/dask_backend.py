@@ -38,7 +38,7 @@ from .contraction import einsum
 from .errors import ContextMismatch, UnsupportedError
 from .indexing import take
 from .manipulation import concatenate
-from .random import default_rng
+from .random import RandomState
 from .sorting import sort
 
 try:
@@ -248,64 +248,6 @@ class PhiloxSeed(np.random.SeedSequence):
         super().__init__(entropy, **kwargs)
 
     _seed_seq = property(lambda self: self, doc="dask's name for the seed sequence")
-
-
-class RandomState:
-    """numpy's RandomState methods that dask.array.random calls per chunk, drawn by
-    gpuarr's Philox generator seeded with `seed` (dask passes 624 words per chunk).
-
-    Draws: random_sample (random), uniform, normal, standard_normal, standard_exponential,
-    exponential, randint, choice, permutation; other distributions raise UnsupportedError.
-    """
-
-    def __init__(self, seed=None):
-        self._generator = default_rng(seed)
-
-    def random_sample(self, size=None, dtype=np.float64):
-        """Uniform floats in [0, 1)."""
-        return self._generator.random(size, dtype)
-
-    random = random_sample
-
-    def uniform(self, low=0.0, high=1.0, size=None, dtype=np.float64):
-        """Uniform floats in [low, high)."""
-        return self._generator.uniform(low, high, size, dtype)
-
-    def normal(self, loc=0.0, scale=1.0, size=None, dtype=np.float64):
-        """Normal floats."""
-        return self._generator.normal(loc, scale, size, dtype)
-
-    def standard_normal(self, size=None, dtype=np.float64):
-        """Normal floats of mean 0 and deviation 1."""
-        return self._generator.standard_normal(size, dtype)
-
-    def standard_exponential(self, size=None, dtype=np.float64):
-        """Exponential floats of scale 1."""
-        return self._generator.standard_exponential(size, dtype)
-
-    def exponential(self, scale=1.0, size=None, dtype=np.float64):
-        """Exponential floats."""
-        return self._generator.exponential(scale, size, dtype)
-
-    def randint(self, low, high=None, size=None, dtype=np.int64):
-        """Integers in [low, high), or [0, low) without high."""
-        return self._generator.integers(low, high, size, dtype)
-
-    def choice(self, a, size=None, replace=True, p=None):
-        """Samples of `a` (or of arange(a))."""
-        return self._generator.choice(a, size, replace, p)
-
-    def permutation(self, x):
-        """A permuted copy of `x` (or of arange(x))."""
-        return self._generator.permutation(x)
-
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        raise UnsupportedError(
-            f"RandomState.{name} on gpuarr chunks; gpuarr draws random_sample, uniform, "
-            f"normal, standard_normal, standard_exponential, exponential, randint, choice and "
-            f"permutation (or use the numpy backend and x.to_backend('gpuarr'))")
 
 
 class GpuarrBackendEntrypoint(ArrayBackendEntrypoint):

@@ -21,11 +21,16 @@ Uniforms and integers are the same bits on every device; normals and exponential
 the device's log, sqrt, cospi and sinpi, which OpenCL allows a few ulps of freedom.
 size=None returns what numpy returns: a Python float for float draws, a numpy scalar of
 the dtype for integers.
+
+`Generator` takes numpy.random.Generator's signatures (`out=`, `axis=`, `permuted`), as
+dask.array's random module calls them per chunk; `RandomState` is numpy's legacy interface
+on the same Philox streams (not numpy's MT19937: other numbers, the same distributions).
 """
 
 import math
 import numbers
 import operator
+import warnings
 
 import numpy as np
 
@@ -36,11 +41,10 @@ from .elemwise import broadcast_shape
 from .errors import (
     ArgumentError,
     ArgumentTypeError,
-    AxisError,
     ShapeError,
     UnsupportedError,
 )
-from .indexing import take
+from .indexing import take, take_along_axis
 from .kernels import get_kernel
 from .launch import enqueue
 from .reduction import count_nonzero, cumsum
@@ -164,9 +168,10 @@ def _is_array(value):
 class Generator:
     """numpy's Generator interface on a Philox stream; draws land on `context`.
 
-    Methods as numpy's: `random`, `uniform`, `normal`, `standard_normal`,
-    `standard_exponential`, `exponential`, `integers`, `permutation`, `shuffle`, `choice`,
-    `spawn`; each takes `size` and, for floats, `dtype` (float32 or float64). The numbers
+    Methods with numpy's signatures: `random`, `uniform`, `normal`, `standard_normal`,
+    `standard_exponential`, `exponential`, `integers`, `choice`, `permutation`, `shuffle`,
+    `permuted`, `bytes`, `spawn`; the float draws also take `dtype` (float32 or float64),
+    and `out=` where numpy's do (a GpuArray of the draw's shape and dtype). The numbers
     depend on the seed only, never on the device (Philox4x32-10, counter-based), but they
     are not numpy's: numpy's Philox draws are transformed differently.
     """
@@ -186,11 +191,16 @@ class Generator:
         return f"Generator({self._bit_generator!r}, context={self.context.name!r})"
 
     # -- the launch
-    def _draw(self, kind, dtype, shape, per_block, args, inputs=()):
-        """A new array of `shape` (None: one element) from the next blocks of the stream."""
-        ctx = self.context
-        out = ArrayBase._empty(ctx, (1,) if shape is None else shape,
-                              _I64 if kind == "cdf" else dtype)
+    def _draw(self, kind, dtype, shape, per_block, args, inputs=(), out=None):
+        """The next blocks of the stream as a new array of `shape` (None: one element), or
+        written into `out` (a GpuArray of the draw's shape and dtype, on any context: the
+        numbers do not depend on the device)."""
+        if out is not None and not (out.offset == 0 and out._is_c()):
+            return out._assign(self._draw(kind, dtype, out.shape, per_block, args, inputs))
+        ctx = self.context if out is None else out.context
+        if out is None:
+            out = ArrayBase._empty(ctx, (1,) if shape is None else shape,
+                                  _I64 if kind == "cdf" else dtype)
         n = out.size
         if n == 0:
             return out
@@ -210,11 +220,13 @@ class Generator:
             raise UnsupportedError(f"Unsupported dtype {dt!r} for {what}: float32 or float64")
         return dtypes.check_device(dt, self.context)
 
-    def _floats(self, mode, a, b, size, dtype, what):
+    def _floats(self, mode, a, b, size, dtype, what, out=None):
         dt = self._float_dtype(dtype, what)
         shape = _shape(size)
-        out = self._draw("float", dt, shape, 2 if dt == _F64 else 4, (mode, a, b))
-        return _scalar(out, shape, float)
+        if out is not None:
+            shape = _draw_target(out, shape, dt, what)
+        got = self._draw("float", dt, shape, 2 if dt == _F64 else 4, (mode, a, b), out=out)
+        return got if out is not None else _scalar(got, shape, float)
 
     def _affine(self, mode, a, b, size, dt):
         """a + b * X for array-valued a or b (GpuArrays of dtype dt): X drawn in their
@@ -231,9 +243,9 @@ class Generator:
         return params[0] + params[1] * base
 
     # -- floats
-    def random(self, size=None, dtype=np.float64):
-        """Uniform floats in [0, 1)."""
-        return self._floats(_UNIFORM, 0, 1, size, dtype, "random")
+    def random(self, size=None, dtype=np.float64, out=None):
+        """Uniform floats in [0, 1); into `out` (a GpuArray of `dtype`) if given."""
+        return self._floats(_UNIFORM, 0, 1, size, dtype, "random", out)
 
     def uniform(self, low=0.0, high=1.0, size=None, dtype=np.float64):
         """low + (high - low) * u, u uniform in [0, 1) (may reach high by rounding)."""
@@ -255,13 +267,16 @@ class Generator:
             return self._affine(_NORMAL, self._param(loc, dt), self._param(scale, dt), size, dt)
         return self._floats(_NORMAL, float(loc), float(scale), size, dtype, "normal")
 
-    def standard_normal(self, size=None, dtype=np.float64):
-        """Standard normal floats (Box-Muller on pairs of uniforms)."""
-        return self._floats(_NORMAL, 0, 1, size, dtype, "standard_normal")
+    def standard_normal(self, size=None, dtype=np.float64, out=None):
+        """Standard normal floats (Box-Muller on pairs of uniforms); into `out` if given."""
+        return self._floats(_NORMAL, 0, 1, size, dtype, "standard_normal", out)
 
-    def standard_exponential(self, size=None, dtype=np.float64):
-        """-log(1 - u): exponential floats of mean 1 (inversion, not numpy's ziggurat)."""
-        return self._floats(_EXPONENTIAL, 0, 1, size, dtype, "standard_exponential")
+    def standard_exponential(self, size=None, dtype=np.float64, method="zig", out=None):
+        """-log(1 - u): exponential floats of mean 1; into `out` if given. Both `method`s
+        ('zig', 'inv') draw by inversion: the distribution is numpy's, the numbers not."""
+        if method not in ("zig", "inv"):
+            raise ArgumentError(f"method must be 'zig' or 'inv', not {method!r}")
+        return self._floats(_EXPONENTIAL, 0, 1, size, dtype, "standard_exponential", out)
 
     def exponential(self, scale=1.0, size=None, dtype=np.float64):
         """scale * -log(1 - u)."""
@@ -316,31 +331,60 @@ class Generator:
         return perm if perm.dtype == _I64 else perm.astype(_I64)
 
     # -- permutations
-    def permutation(self, x):
-        """A permuted arange(x) for an integer x, else a permuted copy of x along axis 0."""
+    def permutation(self, x, axis=0):
+        """A permuted arange(x) for an integer x, else a permuted copy of x along `axis`."""
         if isinstance(x, numbers.Integral | np.integer):
+            _normalize_axis(axis, 1)
             return self._sort_keys(max(int(x), 0))
         a = self._as_array(x)
-        if a.ndim == 0:
-            raise AxisError("axis 0 is out of bounds for array of dimension 0")
-        return take(a, self._sort_keys(a.shape[0]), axis=0)
+        axis = _normalize_axis(axis, a.ndim)
+        return take(a, self._sort_keys(a.shape[axis]), axis=axis)
 
-    def shuffle(self, x):
-        """Permute x (a GpuArray, or a numpy array) in place along axis 0."""
-        if isinstance(x, np.ndarray):
-            if x.ndim == 0:
-                raise ArgumentTypeError("shuffle needs an array of at least 1 dimension, "
-                                        "got a 0-d array")
-            x[...] = self.permutation(asarray(x, context=self.context)).get()
-            return
-        if not isinstance(x, ArrayBase):
+    def shuffle(self, x, axis=0):
+        """Permute x (a GpuArray, or a numpy array) in place along `axis`."""
+        if not isinstance(x, ArrayBase | np.ndarray):
             raise ArgumentTypeError(f"shuffle works in place on a GpuArray or a numpy array, "
                                     f"not {type(x).__name__}")
         if x.ndim == 0:
             raise ArgumentTypeError("shuffle needs an array of at least 1 dimension, "
                                     "got a 0-d array")
+        if isinstance(x, np.ndarray):
+            x[...] = self.permutation(asarray(x, context=self.context), axis).get()
+            return
         x._check_writeable()
-        x._assign(self.permutation(x))
+        x._assign(self.permutation(x, axis))
+
+    def permuted(self, x, *, axis=None, out=None):
+        """A copy of x with each slice along `axis` permuted independently (None: the
+        flattened array), or written into `out` (a GpuArray of x's shape; out=x shuffles
+        in place)."""
+        a = self._as_array(x)
+        if out is not None:
+            _check_out(out, "permuted")
+            if out.shape != a.shape:
+                raise ShapeError(f"out must have the same shape as x: out {out.shape}, "
+                                 f"x {a.shape}")
+            if not np.can_cast(a.dtype, out.dtype, "safe"):
+                raise ArgumentTypeError(f"Cannot cast array data from dtype('{a.dtype}') to "
+                                        f"dtype('{out.dtype}') according to the rule 'safe'")
+        if axis is None:
+            got = take(a, self._sort_keys(a.size)).reshape(a.shape)
+        else:
+            axis = _normalize_axis(axis, a.ndim)
+            if a.size == 0:
+                got = a.copy()
+            else:
+                keys = self.integers(0, 2**64, a.shape, dtype=np.uint64)
+                got = take_along_axis(a, argsort(keys, axis=axis), axis)
+        return got if out is None else out._assign(got)
+
+    def bytes(self, length):
+        """`length` random bytes (the stream's next 32-bit words, little-endian)."""
+        n = operator.index(length)
+        if n < 0:
+            raise ArgumentError(f"length must be non-negative, got {n}")
+        words = self.integers(0, 2**32, -(-n // 4), dtype=np.uint32).get()
+        return words.astype("<u4").tobytes()[:n]
 
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
         """Samples of arange(a) (a an integer) or of a's entries along `axis`.
@@ -438,6 +482,24 @@ class Generator:
         return asarray(np.asarray(x), context=self.context)
 
 
+def _check_out(out, what):
+    if not isinstance(out, ArrayBase):
+        raise ArgumentTypeError(f"{what}: out must be a GpuArray, not {type(out).__name__}")
+    out._check_writeable()
+
+
+def _draw_target(out, shape, dt, what):
+    """The shape of a draw of `dt` into `out`, after numpy's checks of out against size."""
+    _check_out(out, what)
+    if shape is not None and shape != out.shape:
+        raise ShapeError(f"{what}: size {shape} must match out.shape {out.shape} when used "
+                         f"together")
+    if out.dtype != dt:
+        raise ArgumentTypeError(f"{what}: supplied output array has the wrong type: "
+                                f"expected {dt}, got {out.dtype}")
+    return out.shape
+
+
 def _broadcasts_to(shape, target):
     return len(shape) <= len(target) and all(
         n in (1, t) for n, t in zip(reversed(shape), reversed(target)))
@@ -492,4 +554,141 @@ def default_rng(seed=None, context=None):
     return Generator(Philox(seed), context)
 
 
-__all__ = ["Generator", "Philox", "default_rng"]
+def _legacy_seed(seed):
+    """`seed` after numpy's RandomState checks: None, an int or a sequence of ints in
+    [0, 2**32) (dask passes 624 words), a SeedSequence or a Philox."""
+    if seed is None or isinstance(seed, np.random.SeedSequence | Philox):
+        return seed
+    words = np.asarray(seed, dtype=object).ravel()
+    if not all(isinstance(w, numbers.Integral | np.integer) and not isinstance(w, bool)
+               for w in words):
+        raise ArgumentTypeError(f"seed must be None, an int or a sequence of ints, "
+                                f"got {seed!r}")
+    if not words.size:
+        raise ArgumentError("Seed must be non-empty")
+    bad = [int(w) for w in words if not 0 <= w < 2**32]
+    if bad:
+        raise ArgumentError(f"Seed must be between 0 and 2**32 - 1, got {bad[0]}")
+    return seed
+
+
+class RandomState:
+    """numpy's legacy RandomState interface on the device, drawn by gpuarr's Philox
+    Generator: `seed` as numpy's (None, an int or ints in [0, 2**32)), draws on `context`.
+
+    The stream is Philox4x32-10, not numpy's MT19937: a seed gives other numbers than
+    numpy's RandomState (and the same as `default_rng(seed)`), from the same distributions.
+    `get_state` and `set_state` carry Philox states (dicts), not MT19937 tuples. numpy's
+    other distributions raise UnsupportedError.
+    """
+
+    def __init__(self, seed=None, context=None):
+        self._generator = Generator(_legacy_seed(seed), context)
+
+    context = property(lambda self: self._generator.context,
+                       doc="the Context the draws land on")
+
+    def seed(self, seed=None):
+        """Restart the stream from `seed` (None: fresh entropy from the OS)."""
+        self._generator = Generator(_legacy_seed(seed), self.context)
+
+    def get_state(self, legacy=True):
+        """The Philox state, a dict (`legacy` is accepted: there is no MT19937 tuple)."""
+        return self._generator.bit_generator.state
+
+    def set_state(self, state):
+        """Set the state `get_state` returned."""
+        if isinstance(state, tuple):
+            raise UnsupportedError(f"set_state got a {state[0] if state else ''} tuple: "
+                                   f"gpuarr's RandomState is a Philox stream and takes the "
+                                   f"dict its get_state() returns")
+        self._generator.bit_generator.state = state
+
+    def random_sample(self, size=None, dtype=np.float64):
+        """Uniform floats in [0, 1)."""
+        return self._generator.random(size, dtype)
+
+    random = random_sample
+
+    def rand(self, *args):
+        """Uniform floats in [0, 1) of shape (d0, d1, ...); a float without dimensions."""
+        return self._generator.random(args or None)
+
+    def randn(self, *args):
+        """Standard normal floats of shape (d0, d1, ...); a float without dimensions."""
+        return self._generator.standard_normal(args or None)
+
+    def randint(self, low, high=None, size=None, dtype=int):
+        """Integers in [low, high), or [0, low) without high; a Python int for size=None
+        and dtype=int, as numpy's."""
+        got = self._generator.integers(low, high, size, np.int64 if dtype is int else dtype)
+        return int(got) if size is None and dtype is int else got
+
+    def random_integers(self, low, high=None, size=None):
+        """Integers in [low, high], or [1, low] without high (deprecated, as numpy's)."""
+        if high is None:
+            low, high = 1, low
+        warnings.warn(f"This function is deprecated. Please call randint({low}, {high} + 1) "
+                      f"instead", DeprecationWarning, stacklevel=2)
+        return self._generator.integers(low, high, size, endpoint=True)
+
+    def tomaxint(self, size=None):
+        """Integers in [0, 2**63 - 1]; a Python int for size=None."""
+        got = self._generator.integers(0, 2**63 - 1, size, endpoint=True)
+        return int(got) if size is None else got
+
+    def bytes(self, length):
+        """`length` random bytes."""
+        return self._generator.bytes(length)
+
+    def uniform(self, low=0.0, high=1.0, size=None, dtype=np.float64):
+        """Uniform floats in [low, high)."""
+        return self._generator.uniform(low, high, size, dtype)
+
+    def normal(self, loc=0.0, scale=1.0, size=None, dtype=np.float64):
+        """Normal floats of mean `loc` and deviation `scale`."""
+        return self._generator.normal(loc, scale, size, dtype)
+
+    def standard_normal(self, size=None, dtype=np.float64):
+        """Normal floats of mean 0 and deviation 1."""
+        return self._generator.standard_normal(size, dtype)
+
+    def standard_exponential(self, size=None, dtype=np.float64):
+        """Exponential floats of scale 1."""
+        return self._generator.standard_exponential(size, dtype)
+
+    def exponential(self, scale=1.0, size=None, dtype=np.float64):
+        """Exponential floats of scale `scale`."""
+        return self._generator.exponential(scale, size, dtype)
+
+    def choice(self, a, size=None, replace=True, p=None):
+        """Samples of the 1-d `a` (or of arange(a)), with probabilities `p` if given."""
+        if (a.ndim if isinstance(a, ArrayBase) else np.ndim(a)) > 1:
+            raise ArgumentError(f"a must be 1-dimensional, got {np.ndim(a)} dimensions")
+        return self._generator.choice(a, size, replace, p)
+
+    def permutation(self, x):
+        """A permuted arange(x) for an integer x, else a permuted copy of x along axis 0."""
+        return self._generator.permutation(x)
+
+    def shuffle(self, x):
+        """Permute x (a GpuArray, or a numpy array) in place along axis 0."""
+        self._generator.shuffle(x)
+
+    def __getattr__(self, name):
+        if name in _LEGACY_NAMES:
+            raise UnsupportedError(
+                f"RandomState.{name} is not drawn on the device; gpuarr's RandomState has "
+                f"{', '.join(_OWN_NAMES)} (draw with numpy's RandomState and gpuarr.asarray "
+                f"the result)")
+        raise AttributeError(f"'RandomState' object has no attribute {name!r}")
+
+    def __repr__(self):
+        return f"RandomState({self._generator.bit_generator!r}, context={self.context.name!r})"
+
+
+_OWN_NAMES = sorted(n for n in vars(RandomState) if not n.startswith("_") and n != "context")
+_LEGACY_NAMES = frozenset(n for n in dir(np.random.RandomState) if not n.startswith("_"))
+
+
+__all__ = ["Generator", "Philox", "RandomState", "default_rng"]

@@ -156,12 +156,67 @@ def test_backend_random_distributions():
         dask_backend.RandomState(0).beta(1, 2)
 
 
-@pytest.mark.skipif("out" not in ga.random.Generator.random.__code__.co_varnames,
-                    reason="dask's Generator.random passes out=None, which "
-                           "gpuarr.random.Generator.random does not take yet")
 def test_backend_default_rng_random():
     a = _uniform(lambda: da.random.default_rng(3).random((50, 3), chunks=(10, 3)))
     assert ((a >= 0) & (a < 1)).all()
+    assert a.shape == (50, 3) and 0.35 < a.mean() < 0.65
+    np.testing.assert_array_equal(
+        a, _uniform(lambda: da.random.default_rng(3).random((50, 3), chunks=(10, 3))))
+
+
+def _both_backends(make):
+    """make(backend) computed on the gpuarr backend (read back), checked against its shape,
+    chunks and dtype on numpy's (dask's choice looks the backend up at compute time)."""
+    with dask.config.set({"array.backend": "gpuarr"}):
+        x = make("gpuarr")
+        got = x.compute()
+    assert isinstance(x._meta, ga.GpuArray), type(x._meta)
+    assert isinstance(got, ga.GpuArray), type(got)
+    n = make("numpy")
+    want = n.compute()
+    assert (x.shape, x.chunks, got.shape, got.dtype) == (n.shape, n.chunks, want.shape,
+                                                         want.dtype)
+    return got.get()
+
+
+def test_backend_permutation():
+    """default_rng().permutation: dask shuffles an index with gpuarr's Generator.shuffle(x,
+    axis=0), then gathers the rows."""
+    got = _both_backends(lambda lib: da.random.default_rng(4).permutation(
+        da.from_array(H, chunks=CHUNKS).to_backend(lib)))
+    order = np.argsort(H[:, 0])
+    np.testing.assert_array_equal(np.sort(got[:, 0]), H[order, 0])
+    np.testing.assert_array_equal(got[np.argsort(got[:, 0])], H[order])  # whole rows moved
+    assert not np.array_equal(got, H)
+    with dask.config.set({"array.backend": "gpuarr"}):  # chunks of a device array
+        rows = da.random.default_rng(4).permutation(da.from_array(ga.asarray(H), chunks=CHUNKS))
+    np.testing.assert_array_equal(rows.compute().get(), got)
+    perm = _both_backends(lambda lib: da.random.default_rng(5).permutation(1000))
+    np.testing.assert_array_equal(np.sort(perm), np.arange(1000))
+    assert abs(np.corrcoef(perm, np.arange(1000))[0, 1]) < 5 / np.sqrt(1000)
+
+
+def test_backend_random_state_choice():
+    """RandomState().choice: dask makes its meta with gpuarr.random.RandomState and draws
+    each chunk with the backend's RandomState; the shapes and the distribution of numpy's."""
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    got = _both_backends(
+        lambda lib: da.random.RandomState(7).choice(4, size=4000, chunks=1000, p=p))
+    counts = np.bincount(got, minlength=4)
+    assert ((counts - 4000 * p) ** 2 / (4000 * p)).sum() < 16.3  # 3 dof, 0.1%
+    assert not np.array_equal(got[:1000], got[1000:2000])  # chunks draw their own streams
+    grid = _both_backends(
+        lambda lib: da.random.RandomState(8).choice(10, size=(40, 3), chunks=(10, 3)))
+    assert grid.min() >= 0 and grid.max() <= 9 and len(np.unique(grid)) == 10
+    once = _both_backends(
+        lambda lib: da.random.RandomState(9).choice(50, size=20, replace=False, chunks=20))
+    assert len(set(once.tolist())) == 20 and once.max() < 50
+    vals = da.from_array(ga.asarray(np.arange(5.0, 10.0)), chunks=5)
+    with dask.config.set({"array.backend": "gpuarr"}):
+        picks = da.random.RandomState(10).choice(vals, size=300, chunks=100)
+        assert isinstance(picks._meta, ga.GpuArray)
+        picks = picks.compute()
+    assert isinstance(picks, ga.GpuArray) and set(picks.get().tolist()) == {5.0, 6, 7, 8, 9}
 
 
 def test_chunk_percentile():

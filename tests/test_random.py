@@ -18,6 +18,7 @@ from gpuarr.errors import (
     ArgumentTypeError,
     AxisError,
     GpuArrayError,
+    ReadOnlyError,
     ShapeError,
     UnsupportedError,
 )
@@ -525,3 +526,251 @@ def test_choice_without_replacement_by_p_is_sequential(ctx, sorted_keys):
 
 def chi2_pearson(counts, expected):
     return float(((counts - expected) ** 2 / expected).sum())
+
+
+# ---------------------------------------------------------------- numpy's signatures
+
+def _methods(mine, theirs):
+    return sorted(n for n, v in vars(mine).items()
+                  if not n.startswith("_") and callable(v) and hasattr(theirs, n))
+
+
+@pytest.mark.parametrize("mine,theirs", [(gr.Generator, np.random.Generator),
+                                         (gr.RandomState, np.random.RandomState)],
+                         ids=["Generator", "RandomState"])
+def test_numpy_signatures(mine, theirs):
+    """numpy's parameters (names, kinds, defaults) lead each method's; gpuarr may add
+    optional ones after them (dtype=)."""
+    import inspect
+
+    names = _methods(mine, theirs)
+    assert len(names) >= 13
+    for name in names:
+        want = list(inspect.signature(getattr(theirs, name)).parameters.values())
+        got = list(inspect.signature(getattr(mine, name)).parameters.values())
+        assert [(p.name, p.kind, p.default) for p in got[:len(want)]] == \
+            [(p.name, p.kind, p.default) for p in want], name
+        assert all(p.default is not p.empty for p in got[len(want):]), name
+
+
+# ---------------------------------------------------------------- out=
+
+OUT_DRAWS = [("random", lambda g, **kw: g.random(**kw), model_uniform),
+             ("standard_normal", lambda g, **kw: g.standard_normal(**kw), None),
+             ("standard_exponential", lambda g, **kw: g.standard_exponential(**kw), None)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name,draw,model", OUT_DRAWS, ids=[d[0] for d in OUT_DRAWS])
+def test_out(ctx, name, draw, model, dtype):
+    want = draw(fresh(41, ctx), size=(6, 5), dtype=dtype).get()
+    if model is not None:
+        np.testing.assert_array_equal(want.ravel(),
+                                      model(fresh(41, ctx).bit_generator.state, 30, dtype)[0])
+    out = ga.zeros((6, 5), dtype, context=ctx)
+    g = fresh(41, ctx)
+    assert draw(g, dtype=dtype, out=out) is out
+    np.testing.assert_array_equal(out.get(), want)
+    assert g.bit_generator.position == fresh(41, ctx).bit_generator.advance(
+        -(-30 // (2 if dtype == np.float64 else 4))).position
+    # size= with out=, and a strided view: written through, the rest untouched
+    buf = ga.zeros((6, 10), dtype, context=ctx)
+    view = buf[:, ::2]
+    assert draw(fresh(41, ctx), size=(6, 5), dtype=dtype, out=view) is view
+    host = buf.get()
+    np.testing.assert_array_equal(host[:, ::2], want)
+    assert not host[:, 1::2].any()
+    flat = ga.zeros(31, dtype, context=ctx)  # an offset view
+    draw(fresh(41, ctx), dtype=dtype, out=flat[1:])
+    np.testing.assert_array_equal(flat.get()[1:], want.ravel())
+    assert flat.get()[0] == 0
+
+
+def test_out_on_another_context(ctx_pair):
+    first, second = ctx_pair
+    out = ga.empty(1000, np.float32, context=second)
+    fresh(42, first).standard_normal(dtype=np.float32, out=out)
+    np.testing.assert_array_equal(out.get(), fresh(42, first).standard_normal(1000,
+                                                                               np.float32).get())
+
+
+def test_standard_exponential_method(rng):
+    a = fresh(43, rng.context).standard_exponential(10, method="inv").get()
+    np.testing.assert_array_equal(a, fresh(43, rng.context).standard_exponential(10).get())
+    with pytest.raises(ArgumentError, match="method must be 'zig' or 'inv', not 'x'"):
+        rng.standard_exponential(3, method="x")
+
+
+@pytest.mark.parametrize("call,exc,words", [
+    (lambda g, o: g.random(out=o), ArgumentTypeError, "expected float64, got float32"),
+    (lambda g, o: g.standard_normal(dtype=np.float64, out=o), ArgumentTypeError,
+     "wrong type"),
+    (lambda g, o: g.random(4, np.float32, out=o), ShapeError, r"size \(4,\) must match "
+                                                              r"out.shape \(3,\)"),
+    (lambda g, o: g.random(out=np.zeros(3)), ArgumentTypeError, "out must be a GpuArray"),
+    (lambda g, o: g.standard_exponential(out=[0.0]), ArgumentTypeError, "GpuArray, not list"),
+    (lambda g, o: g.random(dtype=np.float32, out=ga.broadcast_to(o[:1], (3,))), ReadOnlyError,
+     "read-only"),
+])
+def test_out_errors(rng, call, exc, words):
+    out = ga.zeros(3, np.float32, context=rng.context)
+    pos = rng.bit_generator.position
+    with pytest.raises(exc, match=words):
+        call(rng, out)
+    assert rng.bit_generator.position == pos  # nothing drawn
+
+
+# ---------------------------------------------------------------- axis= and permuted
+
+def test_permutation_and_shuffle_axis(ctx, sorted_keys):
+    host = np.arange(60, dtype=np.float32).reshape(4, 3, 5)
+    x = ga.asarray(host, context=ctx)
+    for axis in (0, 1, 2, -1):
+        got = fresh(51, ctx).permutation(x, axis=axis).get()
+        perm = _model_perm(fresh(51, ctx), host.shape[axis])
+        np.testing.assert_array_equal(got, np.take(host, perm, axis=axis))
+        y = ga.asarray(host, context=ctx)
+        fresh(51, ctx).shuffle(y, axis=axis)
+        np.testing.assert_array_equal(y.get(), got)
+        arr = host.copy()
+        fresh(51, ctx).shuffle(arr, axis)
+        np.testing.assert_array_equal(arr, got)
+    assert fresh(51, ctx).permutation(7, axis=-1).shape == (7,)
+    for call in (lambda g: g.permutation(x, axis=3), lambda g: g.shuffle(x, axis=-4),
+                 lambda g: g.permutation(5, axis=1)):
+        with pytest.raises(IndexError, match="out of bounds for array of dimension"):
+            call(fresh(51, ctx))
+
+
+def test_permuted(ctx, sorted_keys):
+    host = np.arange(24, dtype=np.int16).reshape(4, 6)
+    x = ga.asarray(host, context=ctx)
+    got = fresh(52, ctx).permuted(x).get()  # axis=None: the flattened array
+    np.testing.assert_array_equal(got, host.ravel()[_model_perm(fresh(52, ctx), 24)]
+                                  .reshape(4, 6))
+    for axis in (0, 1, -2):
+        got = fresh(53, ctx).permuted(x, axis=axis)
+        assert got.dtype == host.dtype and got.shape == host.shape
+        keys = fresh(53, ctx).integers(0, 2**64, host.shape, dtype=np.uint64).get()
+        order = np.argsort(keys, axis=axis, kind="stable")
+        np.testing.assert_array_equal(got.get(), np.take_along_axis(host, order, axis))
+    # the slices get their own orders: rows of arange(3), 6 orders equally likely
+    rows = ga.asarray(np.tile(np.arange(3, dtype=np.int32), (6000, 1)), context=ctx)
+    perms = fresh(54, ctx).permuted(rows, axis=1).get()
+    np.testing.assert_array_equal(np.sort(perms, axis=1), rows.get())
+    code = perms[:, 0] * 3 + perms[:, 1]  # the first two entries name the order
+    counts = np.bincount(code, minlength=9)[[1, 2, 3, 5, 6, 7]]
+    assert counts.sum() == 6000 and chi2(counts) < chi2_crit(5)
+    # out=: in place, or into a wider dtype
+    y = ga.asarray(host, context=ctx)
+    assert fresh(53, ctx).permuted(y, axis=1, out=y) is y
+    np.testing.assert_array_equal(y.get(), fresh(53, ctx).permuted(x, axis=1).get())
+    wide = ga.zeros((4, 6), np.int64, context=ctx)
+    fresh(53, ctx).permuted(host, axis=1, out=wide)
+    np.testing.assert_array_equal(wide.get(), y.get())
+    assert fresh(53, ctx).permuted(np.zeros((0, 3)), axis=1).shape == (0, 3)
+    with pytest.raises(ShapeError, match=r"same shape as x: out \(6, 4\), x \(4, 6\)"):
+        fresh(53, ctx).permuted(x, out=ga.zeros((6, 4), np.int16, context=ctx))
+    with pytest.raises(ArgumentTypeError, match="'int16'\\) to dtype\\('int8'\\)"):
+        fresh(53, ctx).permuted(x, out=ga.zeros((4, 6), np.int8, context=ctx))
+    with pytest.raises(ArgumentTypeError, match="out must be a GpuArray"):
+        fresh(53, ctx).permuted(x, out=host.copy())
+    with pytest.raises(AxisError, match="axis 2 is out of bounds"):
+        fresh(53, ctx).permuted(x, axis=2)
+
+
+def test_bytes(rng):
+    twin = fresh(20240601, rng.context)
+    got = rng.bytes(10)
+    assert type(got) is bytes and len(got) == 10
+    words = twin.integers(0, 2**32, 3, dtype=np.uint32).get()
+    assert got == words.astype("<u4").tobytes()[:10]
+    assert rng.bit_generator.position == twin.bit_generator.position
+    assert rng.bytes(0) == b""
+    with pytest.raises(ArgumentError, match="non-negative"):
+        rng.bytes(-1)
+
+
+# ---------------------------------------------------------------- RandomState
+
+def test_random_state_api(ctx, sorted_keys):
+    rs = gr.RandomState(5, context=ctx)
+    assert rs.context is ctx and "RandomState(Philox" in repr(rs)
+    # built on the Generator of the same seed: the same numbers as default_rng(5)
+    np.testing.assert_array_equal(rs.random_sample(9).get(), fresh(5, ctx).random(9).get())
+    assert type(rs.rand()) is float and type(rs.random()) is float
+    assert rs.rand(2, 3).shape == (2, 3) and rs.randn(4).shape == (4,)
+    assert type(rs.randn()) is float
+    v = rs.randint(5)
+    assert type(v) is int and 0 <= v < 5
+    assert type(rs.randint(5, dtype=np.int64)) is np.int64
+    ints = rs.randint(-3, 4, size=(50,), dtype=np.int8)
+    assert ints.dtype == np.int8 and ints.get().min() >= -3 and ints.get().max() <= 3
+    assert rs.randint(3, size=2).dtype == np.int64
+    with pytest.warns(DeprecationWarning, match="randint"):
+        r = rs.random_integers(3, size=200).get()
+    assert r.min() == 1 and r.max() == 3
+    m = rs.tomaxint()
+    assert type(m) is int and 0 <= m < 2**63
+    assert len(rs.bytes(5)) == 5
+    assert rs.uniform(2, 3, 4).shape == (4,) and 2 <= rs.uniform(2, 3) < 3
+    assert rs.normal(1, 2, (2, 2), np.float32).dtype == np.float32
+    for draw in (rs.standard_normal, rs.standard_exponential, lambda s: rs.exponential(2, s)):
+        assert draw(3).shape == (3,)
+    assert rs.choice(5, 3).shape == (3,) and 0 <= rs.choice(5) < 5
+    picks = rs.choice([7.0, 8.0], 400).get()
+    assert set(picks.tolist()) == {7.0, 8.0}
+    assert sorted(rs.choice(10, 10, replace=False).get().tolist()) == list(range(10))
+    assert rs.choice(3, 100, p=[0, 1, 0]).get().tolist() == [1] * 100
+    assert sorted(rs.permutation(6).get().tolist()) == list(range(6))
+    arr = np.arange(8.0)
+    rs.shuffle(arr)
+    assert sorted(arr.tolist()) == list(range(8)) and arr.tolist() != list(range(8))
+    # seed, get_state, set_state
+    rs.seed(7)
+    a = rs.rand(5).get()
+    state = rs.get_state()
+    b = rs.rand(5).get()
+    rs.seed(7)
+    np.testing.assert_array_equal(rs.rand(5).get(), a)
+    rs.set_state(state)
+    np.testing.assert_array_equal(rs.rand(5).get(), b)
+    # dask seeds each chunk with 624 words of numpy's MT19937
+    words = [np.random.RandomState(s).randint(0, 2**32, 624, dtype=np.uint32) for s in (1, 2)]
+    draws = [gr.RandomState(w, context=ctx).rand(4).get() for w in (*words, words[0])]
+    assert not np.array_equal(draws[0], draws[1]) and np.array_equal(draws[0], draws[2])
+
+
+@pytest.mark.parametrize("call,exc,words", [
+    (lambda: gr.RandomState(2**32), ArgumentError, r"between 0 and 2\*\*32 - 1, got 4294967296"),
+    (lambda: gr.RandomState([1, -1]), ArgumentError, r"between 0 and 2\*\*32 - 1, got -1"),
+    (lambda: gr.RandomState(1.5), ArgumentTypeError, "seed must be"),
+    (lambda: gr.RandomState([]), ArgumentError, "non-empty"),
+    (lambda: gr.RandomState(0).set_state(np.random.RandomState(0).get_state()),
+     UnsupportedError, "MT19937 tuple"),
+    (lambda: gr.RandomState(0).set_state({"key": 1}), ArgumentError, "state must be a dict"),
+    (lambda: gr.RandomState(0).beta(1, 2), UnsupportedError,
+     r"RandomState\.beta is not drawn on the device"),
+    (lambda: gr.RandomState(0).choice(np.ones((2, 2))), ArgumentError, "1-dimensional"),
+    (lambda: gr.RandomState(0).randint(0), ArgumentError, "high <= 0"),
+])
+def test_random_state_errors(ctx, call, exc, words):
+    with pytest.raises(exc, match=words):
+        call()
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        gr.RandomState(0, context=ctx).nonsense  # noqa: B018
+
+
+def test_random_state_distributions(ctx):
+    """Not numpy's MT19937 numbers, numpy's distributions (fixed seeds, n = 2**20)."""
+    rs = gr.RandomState(61, context=ctx)
+    assert ks_statistic(rs.random_sample(N).get(), lambda v: v) < KS_CRIT
+    assert ks_statistic(rs.randn(N).get(), normal_cdf) < KS_CRIT
+    x = rs.randint(-7, 993, N).get()
+    assert x.min() == -7 and x.max() == 992
+    assert chi2(np.bincount(x + 7, minlength=1000)) < chi2_crit(999)
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    counts = np.bincount(rs.choice(4, N, p=p).get(), minlength=4)
+    assert chi2_pearson(counts, N * p) < 16.3  # 3 dof, 0.1%
+    legacy = np.random.RandomState(61).random_sample(1000)
+    assert not np.allclose(gr.RandomState(61, context=ctx).random_sample(1000).get(), legacy)
