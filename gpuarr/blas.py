@@ -3,11 +3,13 @@ on it: gemm, gemm_batched, matmul and `@`, dot, tensordot, inner, outer, vdot, p
 ger (pygpu's names). The dot of two float vectors is a bandwidth-bound reduction, not a GEMM.
 
 Transposes and views are strides: the kernels read any layout, loading along whichever index
-has unit stride. One dispatch table (FAMILIES) chooses how a product runs: each entry has an
-applicability test and a cost estimate, fed by the tile tables (GEMM_TILES, MMA_TILES) and
-the device's tuned entries (gpuarr.tuning, written by `python -m gpuarr tune gemm`, which
-samples GEMM_SPACE). The choice is made once per context, dtype, layout and shape and kept
-as a GemmPlan in ctx.plans: a repeated product costs one dictionary lookup and one launch.
+has unit stride (a product may run as its transpose, c.T = b.T @ a.T, to find one: no copy
+of the large operand for a narrow output or a GEMV in either layout). One dispatch table
+(FAMILIES) chooses how a product runs: each entry has an applicability test and a cost
+estimate, fed by the tile tables (GEMM_TILES, MMA_TILES) and the device's tuned entries
+(gpuarr.tuning, written by `python -m gpuarr tune gemm`, which samples GEMM_SPACE). The
+choice is made once per context, dtype, layout and shape and kept as a GemmPlan in
+ctx.plans: a repeated product costs one dictionary lookup and one launch.
 """
 
 import functools
@@ -28,7 +30,8 @@ from .ufuncs import UFUNCS
 
 __all__ = [
     "DIRECT_CLASSES", "DIRECT_GROUP", "FAMILIES", "FUNCTIONS", "GEMM_EFFICIENCY", "GEMM_SPACE",
-    "GEMM_TILES", "GEMV_SHAPES", "MMA_CLASSES", "MMA_MID_TILES", "MMA_TILES", "TINY_K",
+    "GEMM_TILES", "GEMV_SHAPES", "MMA_CLASSES", "MMA_MID_TILES", "MMA_TILES",
+    "NARROW_SHAPES", "TINY_K",
     "TINY_OUTPUTS", "Family", "GemmPlan", "Problem", "ProductMethods", "builtin_tile",
     "check_tile", "dot", "forget_plans", "gemm", "gemm_batched", "gemm_class", "gemm_into",
     "gemv", "ger", "inner", "matmul", "outer", "shape_classes", "tensordot", "vdot",
@@ -43,7 +46,9 @@ __all__ = [
 # Tuned entries (gpuarr/tuned/, the user's store) come first.
 # The GPU big tile: the fastest SGEMM 4096 and 8192 on an H100 of those the tuner ranked
 # highest (benchmarks/bench_blas.py --tile ...): 42.1 and 44.2 TFLOP/s. The medium and tiny
-# GPU entries are unmeasured starting points for `python -m gpuarr tune`.
+# GPU entries are unmeasured starting points for `python -m gpuarr tune`. The CPU float64
+# entry: 8 x 16 (two AVX-512 vectors a row) against 8 x 8 on PoCL (2 Zen 5 cores, best of 3
+# on a shared machine): 1024^2 20 ms / 48 ms, 2000 x 784 @ 784 x 500 13.4 / 24.7 ms.
 GEMM_TILES = {
     "gpu": {"big": dict(mwg=128, nwg=128, kwg=8, mdimc=16, ndimc=16, pad=4, vw=4,
                         prefetch=1, db=1, unroll=1),
@@ -54,7 +59,7 @@ GEMM_TILES = {
             "column": dict(mwg=128, nwg=1, kwg=32, mdimc=128, ndimc=1, pad=0, vw=1,
                            prefetch=1),
             "tiny": {"float32": dict(mwi=2, nwi=4), "float64": dict(mwi=2, nwi=2)}},
-    "cpu": {"direct": {"float32": dict(mwi=8, nwi=16), "float64": dict(mwi=8, nwi=8)},
+    "cpu": {"direct": {"float32": dict(mwi=8, nwi=16), "float64": dict(mwi=8, nwi=16)},
             "big": dict(mwg=64, nwg=64, kwg=16, mdimc=8, ndimc=8, pad=0, vw=1,
                         prefetch=0),
             "small": dict(mwg=16, nwg=16, kwg=16, mdimc=4, ndimc=4, pad=0, vw=1,
@@ -158,6 +163,18 @@ GEMM_SPACE["nvidia"] = dict(
     GEMM_SPACE["gpu"], mma_f64=dict(_MMA_SPACE, bm=(64, 128), bn=(64, 128), bk=(8, 16)),
     mma_3xtf32=dict(_MMA_SPACE, bm=(64, 128), bn=(64, 128), bk=(8, 16)),
     mma_tf32=dict(_MMA_SPACE, bm=(64, 128), bn=(128, 256), bk=(8, 16, 32)))
+# Narrow outputs on CPUs (fewer columns, or rows, than the CPU kernel's vector: nwi): with A
+# of unit stride along k, kernels/gemv.cl.mako's item mode (rows per work-item, `cols`
+# columns a pass over k, vectors along k; B copied with unit stride along k where it has
+# none); else the CPU kernel with the narrow side on m, rows of a power of two and
+# NARROW_VECTORS // rows vectors (a GEMV of a column-major A: one row of 16 vectors, each
+# work-item reading 1 KiB of each column: 8.5x faster than one vector at 4096^2 float32),
+# at most MAX_NARROW_ROWS rows where a few columns shrink its vectors. PoCL, 2 Zen 5 cores
+# (`benchmarks/bench_blas.py --narrow`): h @ W (2000 x 500 @ 500 x 10) float32 0.26 ms
+# against 4.4-16 ms before (numpy 0.16); dot(U.T, x), U 4096^2 float32 1.5 ms against 44 ms
+# (numpy 0.9).
+NARROW_SHAPES = {"cpu": dict(rows=4, cols=4, unroll=1), "gpu": {}}
+NARROW_VECTORS, MAX_NARROW_ROWS = 16, 16
 # Size bounds: beyond them a work-item's unrolled code compiles for minutes.
 MAX_OUTPUTS = 256  # accumulators per work-item
 MAX_LOADS = 256  # elements of A and B a work-item stages per k step
@@ -459,10 +476,11 @@ def _one_launch(family, params, kernel, size, local, head, acc, operands):
                     None if acc.kind == "f" else acc.type, sizes.pop() if len(sizes) == 1 else 0)
 
 
-def _matrices(a, b, c):
+def _matrices(a, b, c, order=(0, 1, 2)):
     """gemm_into's operands as _one_launch takes them (strides m/k, k/n, m/n, then batch,
-    then inner batch for 4-d operands)."""
-    return [(i, x, x, (*e[-2:], *e[:-2])) for i, x in enumerate((a, b, c))
+    then inner batch for 4-d operands); `order`: the operands of gemm_into that a, b, c are
+    (views at their offsets: (1, 0, 2) for the transposed problem, _swap)."""
+    return [(i, x, x, (*e[-2:], *e[:-2])) for i, x in zip(order, (a, b, c))
             for e in [_elements(x)]]
 
 
@@ -620,25 +638,139 @@ def _clblast_build(p):
     return GemmPlan("clblast", run=run)
 
 
-def _direct_applies(p):
-    """The CPU kernel takes float32/64 where B has unit stride along n and rows not a
-    multiple of 4 KiB apart (else "packed" copies B first)."""
-    return "direct" in p.tiles and _direct_layout(p.b)
-
-
 def _direct_layout(b):
     return b.strides[-1] == b.itemsize and abs(b.strides[-2]) % 4096 != 0
 
 
-def _packed_build(p):
-    """The CPU kernel on a copy of B (_packed), whose layout follows from B's shape."""
-    ctx, tile, plans = p.ctx, p.tiles["direct"], []
+def _swap(a, b, c):
+    """The transposed problem's operands: c.T = b.T @ a.T (views)."""
+    return b.swapaxes(-1, -2), a.swapaxes(-1, -2), c.swapaxes(-1, -2)
+
+
+def _narrow_side(p):
+    """min(m, n) of a single-level CPU product whose output is narrower than the CPU
+    kernel's vector (its nwi), else 0."""
+    if "direct" not in p.tiles or not p.flat:
+        return 0
+    side = min(p.m, p.n)
+    return side if side < p.tiles["direct"]["nwi"] else 0
+
+
+def _columns(p):
+    """(a, b, c, order) of a product with its output's narrower side as n: the operands,
+    or the transposed problem's (order as _matrices')."""
+    if p.n <= p.m:
+        return p.a, p.b, p.c, (0, 1, 2)
+    return (*_swap(p.a, p.b, p.c), (1, 0, 2))
+
+
+def _direct_orientation(p):
+    """(a, b, c, order) for the CPU kernel, or None: the product as it is where B has unit
+    stride along n (rows not a multiple of 4 KiB apart), else the transposed problem where A
+    has unit stride along m, no copy either way. A narrow output takes the orientation
+    with its narrow side on m, where the kernel broadcasts, wherever the layout allows (its
+    operands' rows are read once: their distance does not matter)."""
+    if "direct" not in p.tiles:
+        return None
+    as_is = (p.a, p.b, p.c, (0, 1, 2))
+    if not p.flat:
+        return as_is if _direct_layout(p.b) else None
+    side = _narrow_side(p)
+    options = [as_is, (*_swap(p.a, p.b, p.c), (1, 0, 2))]
+    if side and p.n < p.m:
+        options.reverse()
+    return next((o for o in options if _direct_layout(o[1]) or
+                 (side and o[1].strides[-1] == o[1].itemsize)), None)
+
+
+def _direct_build(p):
+    """The CPU kernel in _direct_orientation. An output of few rows (under the tile's mwi,
+    or narrow) takes rows of a power of two and NARROW_VECTORS // rows vectors of nwi: each
+    work-item walks k once over long stretches of B's rows; one of few columns takes vectors
+    of a power of two under nwi (the scalar loop only for one column)."""
+    a, b, c, order = _direct_orientation(p)
+    tile = dict(p.tiles["direct"])
+    m, n = c.shape[-2:]
+    rows = 1 << (m - 1).bit_length()
+    if 2 <= n < tile["nwi"]:
+        nwi = 1 << (n.bit_length() - 1)
+        tile.update(nwi=nwi, mwi=min(MAX_NARROW_ROWS, rows, tile["mwi"] * tile["nwi"] // nwi))
+    elif m < tile["mwi"] or _narrow_side(p):
+        tile["mwi"] = min(tile["mwi"], rows)
+        tile["nvec"] = max(1, NARROW_VECTORS // tile["mwi"])
+    return _direct_plan(p.ctx, a, b, c, p.use_beta, tile, order=order)
+
+
+def _narrow_applies(p):
+    """kernels/gemv.cl.mako's item mode takes a narrow output (2 columns or more) where A
+    has unit stride along k (oriented by _columns) and k fills a vector."""
+    if _narrow_side(p) < 2:
+        return False
+    a = _columns(p)[0]
+    return abs(_elements(a)[2]) == 1 and p.k * a.itemsize >= GEMV_SHAPES["cpu"]["vector_bytes"]
+
+
+def _narrow_build(p):
+    """The narrow product's plan: B with unit stride along k (a copy of the small operand,
+    k x a few, where it has none)."""
+    a, b, c, order = _columns(p)
+    (_, _, ak), (_, bk, _) = _elements(a), _elements(b)
+    if bk == ak:  # unit stride along k in both (reversed in both: _gemv_plan turns them)
+        return _gemv_plan(p.ctx, a, b, c, p.use_beta, order)
+    ctx, plans, swap = p.ctx, [], order[0] == 1
 
     def run(alpha, a, b, beta, c):
-        b = _packed(b)
+        if swap:
+            a, b, c = _swap(a, b, c)
+        if a.strides[2] < 0:
+            a, b = a[:, :, ::-1], b[:, ::-1]
+        b = _k_major(b)
         if not plans:
-            plans.append(_direct_plan(ctx, a, b, c, beta != 0, tile))
+            plans.append(_gemv_plan(ctx, a, b, c, beta != 0))
         return plans[0].launch(alpha, a, b, beta, c)
+    return GemmPlan("narrow", run=run)
+
+
+def _k_major(b):
+    """A copy of b (batch, k, n) with unit stride along k (one copy of a broadcast batch)."""
+    if b.shape[0] > 1 and b.strides[0] == 0:
+        return broadcast_to(_k_major(b[:1]), b.shape)
+    return b.swapaxes(1, 2).copy().swapaxes(1, 2)
+
+
+def _strided_applies(p):
+    """A narrow output whose large operand (A, oriented by _columns) has unit stride along
+    neither axis: copied first, as numpy does."""
+    if not _narrow_side(p):
+        return False
+    a = _columns(p)[0]
+    _, sm, sk = _elements(a)
+    return 1 not in (abs(sm), abs(sk)) and min(a.shape[1:]) > 1
+
+
+def _strided_build(p):
+    swap = _columns(p)[3][0] == 1
+
+    def run(alpha, a, b, beta, c):
+        a2, b2, c2 = _swap(a, b, c) if swap else (a, b, c)
+        gemm_into(alpha, a2.copy(), b2, beta, c2)
+        return c
+    return GemmPlan("strided", run=run)
+
+
+def _packed_build(p):
+    """The CPU kernel on a copy of B (_packed), whose layout follows from B's shape; of the
+    transposed problem's (A's transpose) where A is the smaller operand."""
+    ctx, tile, plans = p.ctx, p.tiles["direct"], []
+    swap = p.flat and p.a.size < p.b.size
+
+    def run(alpha, a, b, beta, c):
+        a2, b2, c2 = _swap(a, b, c) if swap else (a, b, c)
+        b2 = _packed(b2)
+        if not plans:
+            plans.append(_direct_plan(ctx, a2, b2, c2, beta != 0, tile))
+        plans[0].launch(alpha, a2, b2, beta, c2)
+        return c
     return GemmPlan("packed", tile, run=run)
 
 
@@ -686,7 +818,10 @@ def _swapped(alpha, a, b, beta, c):
 # nothing to compute, an empty sum, split-K where one accumulator would walk a long k
 # (accuracy), tensor cores where their probe passed, CLBlast where flag blas_backend or a
 # tuned entry asks for it, GEMV for one column of a row-major A (bandwidth-bound already),
-# the CPU kernel; then the portable kernels by estimated cost (_tile_cost). Products of two
+# on CPUs a narrow output (NARROW_SHAPES: "narrow" where A has unit stride along k,
+# "strided" copying an A of no unit stride) and the CPU kernel in whichever orientation
+# reads both operands in place ("packed" copies the smaller where neither does); then the
+# portable kernels by estimated cost (_tile_cost). Products of two
 # batch levels (4-d operands) take the entries that read them (direct, tiny, the tiles) or
 # are made one level ("flatten": for tensor cores and CLBlast, else the last resort).
 _LAST_RESORT = 1e300
@@ -703,8 +838,9 @@ FAMILIES = (
     Family("gemv", lambda p: p.flat and _gemv_operands(p.a, p.b, p.c) is not None, _policy,
            lambda p: _gemv_plan(p.ctx, *_gemv_operands(p.a, p.b, p.c), p.use_beta,
                                 _gemv_order(p.a, p.b, p.c))),
-    Family("direct", _direct_applies, _policy,
-           lambda p: _direct_plan(p.ctx, p.a, p.b, p.c, p.use_beta, p.tiles["direct"])),
+    Family("narrow", _narrow_applies, _policy, _narrow_build),
+    Family("strided", _strided_applies, _policy, _strided_build),
+    Family("direct", lambda p: _direct_orientation(p) is not None, _policy, _direct_build),
     Family("packed", lambda p: p.flat and "direct" in p.tiles, _policy, _packed_build),
     Family("row", lambda p: p.flat and p.m == 1 and p.n > 1, _policy,
            lambda p: GemmPlan("row", run=_swapped)),
@@ -922,6 +1058,9 @@ def _complex_gemm_into(alpha, a, b, beta, c):
             t = UFUNCS["add"](t, UFUNCS["multiply"](c, beta), out=t)
         return c._assign(t)
     real = np.finfo(c.dtype).dtype
+    if c.ndim == 3 and device_class(c.context) == "cpu" and min(c.shape[1:]) < 16 and \
+            _complex_narrow(alpha.real, a, b, beta.real, c, real):
+        return c
     ar, ai, br, bi, cr, ci = (x._view(x.shape, x.strides, offset=x.offset + part * real.itemsize,
                                       dtype=real) for x in (a, b, c) for part in (0, 1))
     alpha, beta = alpha.real, beta.real
@@ -932,9 +1071,59 @@ def _complex_gemm_into(alpha, a, b, beta, c):
     return c
 
 
-def _direct_plan(ctx, a, b, c, use_beta, shape, family="direct"):
-    """The plan of kernels/gemm_direct.cl.mako ((mwi, nwi) `shape`): B has unit stride
-    along n."""
+def _complex_narrow(alpha, a, b, beta, c, real):
+    """A narrow complex product on a CPU (an output of under 16 columns or rows, its narrow
+    side made n) as one real GEMM that reads the large operand A in place, where it has unit
+    stride along k: A as real (m x 2k) @ [[Br, Bi], [-Bi, Br]] (2k x 2n, built by two
+    elementwise calls) is C as real (m x 2n); or along m: A's rows as real, [Ar; Ai]
+    (2m x k) @ B as real [Br Bi] (k x 2n) gives P, and C = P[Ar] + 1j * P[Ai]. False for
+    other layouts of A (the four real GEMMs read those)."""
+    if c.shape[1] < c.shape[2]:
+        a, b, c = _swap(a, b, c)
+    (batch, m, n), k, size = c.shape, a.shape[2], c.itemsize
+    pair = functools.partial(empty, context=c.context, dtype=c.dtype)
+    if a.strides[2] == size:
+        if 2 * n < _tile(c.context, real, m, 2 * n)["nwi"]:  # narrow: unit stride along k
+            t = pair((batch, n, 2, k))  # [n, 0, k] = conj(B[k, n]): B2[2k + q, 2n + 0]
+            UFUNCS["conjugate"](b.swapaxes(1, 2), out=t[:, :, 0])
+            UFUNCS["multiply"](t[:, :, 0], 1j, out=t[:, :, 1])
+            b2 = t._view((batch, 2 * k, 2 * n), (t.strides[0], size // 2, k * size), dtype=real)
+        else:  # along n: [k, 0, n] = B, [k, 1, n] = 1j * B
+            t = pair((batch, k, 2, n))
+            t[:, :, 0]._assign(b)
+            UFUNCS["multiply"](b, 1j, out=t[:, :, 1])
+            b2 = t._view((batch, 2 * k, 2 * n), (t.strides[0], n * size, size // 2), dtype=real)
+        out = c if n == 1 or c.strides[2] == size else pair(c.shape)
+        gemm_into(alpha, _as_real(a, real), b2, beta if out is c else 0, _as_real(out, real))
+        if out is not c:
+            c._assign(out if beta == 0 else UFUNCS["add"](out, UFUNCS["multiply"](c, beta)))
+        return True
+    if a.strides[1] != size:
+        return False
+    if n > 1 and b.strides[2] != size:
+        b = b.copy()
+    p = pair((batch, m, 2, n))
+    rows = a._view((batch, 2 * m, k), (a.strides[0], size // 2, a.strides[2]), dtype=real)
+    gemm_into(alpha, rows, _as_real(b, real),
+              0, p._view((batch, 2 * m, 2 * n), (p.strides[0], n * size, size // 2),
+                         dtype=real))
+    t = UFUNCS["multiply"](p[:, :, 1], 1j)
+    if beta != 0:
+        t = UFUNCS["add"](t, UFUNCS["multiply"](c, beta), out=t)
+    UFUNCS["add"](p[:, :, 0], t, out=c)
+    return True
+
+
+def _as_real(x, real):
+    """A complex (batch, r, n) array with unit stride along n (or n == 1) as real
+    (batch, r, 2n), real and imaginary parts side by side."""
+    return x._view((*x.shape[:-1], 2 * x.shape[-1]), (*x.strides[:-1], x.itemsize // 2),
+                   dtype=real)
+
+
+def _direct_plan(ctx, a, b, c, use_beta, shape, family="direct", order=(0, 1, 2)):
+    """The plan of kernels/gemm_direct.cl.mako ((mwi, nwi[, nvec]) `shape`): B has unit
+    stride along n. `order`: as _matrices'."""
     *levels, m, n = c.shape
     two = len(levels) == 2
     params = dict(shape, dtype=c.dtype.name, use_beta=use_beta,
@@ -948,11 +1137,12 @@ def _direct_plan(ctx, a, b, c, use_beta, shape, family="direct"):
     # Fixed work-groups: PoCL compiles a kernel again for each work-group size it meets (its
     # choice varies with the global size), 0.3-1 s a size. On CPUs one work-item a group; on
     # GPUs DIRECT_GROUP, the global size rounded up (work-items past M or N store nothing).
-    size = [-(-m // shape["mwi"]), -(-n // shape["nwi"]), math.prod(levels)]
+    size = [-(-m // shape["mwi"]), -(-n // (shape["nwi"] * shape.get("nvec", 1))),
+            math.prod(levels)]
     local = (1, 1, 1) if device_class(ctx) == "cpu" else (*DIRECT_GROUP, 1)
     size[:2] = (-(-s // g) * g for s, g in zip(size[:2], local))
     return _one_launch(family, shape, kernel, tuple(size), local,
-                       (m, n, a.shape[-1], *levels[1:]), c.dtype, _matrices(a, b, c))
+                       (m, n, a.shape[-1], *levels[1:]), c.dtype, _matrices(a, b, c, order))
 
 
 def _gemm_direct(ctx, alpha, a, b, beta, c, shape=None):
@@ -995,16 +1185,17 @@ def _gemv_order(a, b, c):
 
 
 def _gemv_plan(ctx, a, b, c, use_beta, order=(0, 1, 2)):
-    """The plan of kernels/gemv.cl.mako for one column (n == 1) and a row-major a, which it
-    reads once, as vectors (bandwidth-bound). `order`: the operands of gemm_into that a, b,
-    c are views of."""
+    """The plan of kernels/gemv.cl.mako for a row-major a and one column (n == 1), or on CPUs
+    a few (a narrow product: NARROW_SHAPES, b with unit stride along k), which it reads
+    once, as vectors (bandwidth-bound). `order`: the operands of gemm_into that a, b, c are
+    views of."""
     sources = (a, b, c)
     if a.strides[2] < 0:  # k reversed in both operands: unit stride again
         a, b = a[:, :, ::-1], b[:, ::-1]
-    batch, m, _ = c.shape
+    batch, m, n = c.shape
     k = a.shape[2]
     cls = device_class(ctx)
-    shape = GEMV_SHAPES[cls]
+    shape = GEMV_SHAPES[cls] if n == 1 else dict(GEMV_SHAPES[cls], **NARROW_SHAPES[cls])
     acc = _acc_dtype(c.dtype)
     vec = min(16, max(2, shape["vector_bytes"] // c.itemsize))
     params = dict(dtype=c.dtype.name, acc_dtype=acc.name, vec=vec, unroll=shape["unroll"])
@@ -1019,18 +1210,21 @@ def _gemv_plan(ctx, a, b, c, use_beta, order=(0, 1, 2)):
         items, row_items = -(-m // shape["rows"]), 1
         # groups for both cores wherever there are rows enough
         local = max(1, min(shape["local"], items // (2 * ctx.device.compute_units)))
-        params.update(mode="item", local_size=0, rows=shape["rows"])
+        params.update(mode="item", local_size=0, rows=shape["rows"],
+                      cols=min(shape.get("cols", 1), 1 << (n - 1).bit_length()))
         size = (-(-items // local) * local, 1, batch)
     key = ("gemv", tuple(sorted(params.items())))
-    arg_dtypes = [np.int32] * 3 + [acc.type] * 2 + [None, np.int64, np.int64, np.int64] * 3
+    arg_dtypes = ([np.int32] * 4 + [acc.type] * 2 + [None, np.int64, np.int64, np.int64]
+                  + [None, np.int64, np.int64, np.int64, np.int64] * 2)
     kernel = ctx.kernels.get(key) or get_kernel(ctx, key, "gemv.cl.mako", arg_dtypes,
                                                 name="gemv", **params)
-    operands = [(src, source, x, (s1, sb)) for src, source, x in zip(order, sources, (a, b, c))
-                for sb, s1, _ in [_elements(x)]]
+    operands = [(src, source, x, (s1, sb, s2)[:2 + (x is not a)])
+                for src, source, x in zip(order, sources, (a, b, c))
+                for sb, s1, s2 in [_elements(x)]]
     # (the plan's slots count operands of gemm_into: a view's offset is its source's plus
     # the delta)
-    return _one_launch("gemv", params, kernel, size, (local, 1, 1), (m, k, row_items), acc,
-                       operands)
+    return _one_launch("gemv" if n == 1 else "narrow", params, kernel, size, (local, 1, 1),
+                       (m, k, row_items, n), acc, operands)
 
 
 def _gemv_into(ctx, alpha, a, b, beta, c):

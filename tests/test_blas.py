@@ -7,6 +7,7 @@ runs each test on the CPU kernels and on the GPU tiles.
 PoCL builds each distinct kernel in about a second (a GPU tile of the column shape in about
 four): cases are chosen to share kernels (dtype, tile and layout flags, never sizes)."""
 
+import itertools
 import re
 
 import numpy as np
@@ -718,3 +719,152 @@ def test_long_k_accuracy_transposed_views(ctx, dtype):
     assert _rel((x.T @ x).get(), ref) <= max(4 * numpy_err, tiny)
     v = ga.asarray(hx[:, 2].copy(), context=ctx)
     assert _rel((v @ x).get(), ref[2]) <= max(4 * numpy_err, tiny)
+
+
+# ---------------------------------------------------------------- narrow outputs, any layout
+
+NARROW = (1, 2, 3, 10, 31)  # under and over the CPU kernel's vectors (nwi: 16)
+_LAYOUTS = {"C": dict(), "F": dict(order="F"), "T": dict(trans=True),
+            "strided": dict(offset=3, step=2)}
+
+
+@pytest.fixture
+def cpu_kernels(monkeypatch):
+    """The CPU kernels (the narrow paths are theirs), on the built-in entries, recording the
+    families that run."""
+    monkeypatch.setattr(blas, "device_class", lambda ctx: "cpu")
+    monkeypatch.setattr(blas.tuning, "entries", lambda *args, **kw: {})
+    blas.forget_plans()
+    yield _counting(monkeypatch)[1]
+    blas.forget_plans()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_narrow_outputs_every_layout(ctx, cpu_kernels, dtype, monkeypatch):
+    """An output of 1-31 columns (or rows) from a long or a short k, A and B in C or F order,
+    stored transposed or strided at an offset, C in C or F order with beta: numpy's result,
+    through the narrow paths ("packed" copies the smaller operand, if any)."""
+    _fp64(ctx, dtype)
+    families, copied, packed = set(), [], blas._packed
+    monkeypatch.setattr(blas, "_packed", lambda x: copied.append(x.size) or packed(x))
+    sides = NARROW if dtype == np.float32 else NARROW[::2]  # (kernels to build: ~1 s each)
+    for i, (narrow, k, wide_on_m, la, lb) in enumerate(itertools.product(
+            sides, (5, 300), (True, False), _LAYOUTS, "CF")):
+        m, n = (70, narrow) if wide_on_m else (narrow, 70)
+        a, b, c = _data((m, k), dtype, i), _data((k, n), dtype, i + 1), _data((m, n), dtype, 2)
+        da, db = _place(ctx, a, **_LAYOUTS[la])[0], _place(ctx, b, **_LAYOUTS[lb])[0]
+        f_order = i % 3 == 0  # a third of the cases, every factor above seen both ways
+        beta = -1 if f_order else 0
+        view, buf, host, pick = _place(ctx, c, order="F" if f_order else "C")
+        del cpu_kernels[:], copied[:]
+        blas.gemm(0.5, da, db, beta, view, overwrite_c=True)
+        _close(buf, _expect_buffer(host, pick, 0.5 * _wide(a) @ b + beta * c), dtype, k)
+        assert max(copied, default=0) <= min(a.size, b.size), (m, n, k, la, lb, cpu_kernels)
+        families.update(cpu_kernels)
+    assert {"narrow", "gemv", "direct", "strided"} <= families, families
+
+
+def test_narrow_batched(ctx, cpu_kernels):
+    """Batches of narrow products: a broadcast B (copied once with unit stride along k),
+    column-major A's, two batch levels, complex64; numpy's result."""
+    for dtype in (np.float32, np.complex64):
+        a, b = _data((4, 70, 300), dtype, 1), _data((1, 300, 3), dtype, 2)
+        da, db = ga.asarray(a, context=ctx), ga.asarray(b, context=ctx)
+        _close(da @ db, _wide(a) @ b, dtype, 300)
+        af = ga.asarray(np.ascontiguousarray(a.swapaxes(1, 2)), context=ctx).swapaxes(1, 2)
+        _close(af @ db, _wide(a) @ b, dtype, 300)
+        _close(db.swapaxes(1, 2) @ af.swapaxes(1, 2), _wide(b).swapaxes(1, 2) @
+               a.swapaxes(1, 2), dtype, 300)
+        a4, b4 = _data((2, 1, 20, 40), dtype, 3), _data((3, 40, 2), dtype, 4)
+        _close(ga.asarray(a4, context=ctx) @ ga.asarray(b4, context=ctx), _wide(a4) @ b4,
+               dtype, 40)
+    assert {"narrow", "direct"} <= set(cpu_kernels), cpu_kernels
+
+
+def test_narrow_dispatch(ctx, builtin_table, monkeypatch):
+    """Which entry takes a narrow output on a CPU: GEMV or the narrow kernel where A (the
+    large operand) has unit stride along k, the CPU kernel on the transposed problem where
+    it has unit stride along m (a GEMV as one row of NARROW_VECTORS vectors), a copy where
+    it has neither; a transposed B no longer copied where A allows the transposed problem.
+    The GPU table is as before (no narrow entries)."""
+    pick = lambda *args, **kw: _family(ctx, monkeypatch, *args, **kw)  # noqa: E731
+    zeros = lambda *s: ga.zeros(s, np.float32, context=ctx)  # noqa: E731
+    for cls in ("cpu", "gpu"):
+        assert pick(cls, (300, 40), (40, 1)) == "gemv"
+    assert pick("cpu", (300, 40), (40, 3)) == pick("cpu", (3, 40), zeros(300, 40).T) == "narrow"
+    assert pick("cpu", (300, 40), zeros(3, 40).T) == "narrow"
+    assert pick("cpu", zeros(40, 300).T, (40, 3)) == "direct"
+    assert pick("cpu", zeros(40, 300).T, (40, 1)) == pick("cpu", (1, 40), (40, 300)) == "direct"
+    assert pick("cpu", zeros(300, 80)[:, ::2], (40, 3)) == "strided"
+    assert pick("cpu", (300, 4), (4, 3)) == "direct"  # k under a vector
+    assert pick("cpu", zeros(300, 40).T, zeros(40, 300).T) == "direct"  # c.T = b.T @ a.T
+    for a, b in (((300, 40), (40, 3)), (zeros(40, 300).T, (40, 1)), ((3, 40), (40, 300))):
+        assert pick("gpu", a, b) not in ("narrow", "strided", "direct", "packed")
+    monkeypatch.setattr(blas, "device_class", lambda c: "cpu")
+    a, b, c = _as_batches(zeros(40, 300).T, zeros(40, 1))
+    plan = blas._decide(ctx, a, b, c, False)
+    assert (plan.params["mwi"], plan.params["nvec"]) == (1, blas.NARROW_VECTORS)
+
+
+def _spy_allocations(ctx, monkeypatch):
+    """The byte counts the context allocates from now on."""
+    allocated, allocate = [], type(ctx).allocate
+    monkeypatch.setattr(type(ctx), "allocate",
+                        lambda self, nbytes: allocated.append(nbytes) or allocate(self, nbytes))
+    return allocated
+
+
+def test_narrow_complex_products(ctx, cpu_kernels, monkeypatch):
+    """complex64 outputs of 1-10 columns (or rows): one real GEMM on the large operand's
+    storage where it has unit stride along k or m (no temporary of its size), the four real
+    GEMMs for other layouts; numpy's result with real and complex alpha and beta."""
+    allocated = _spy_allocations(ctx, monkeypatch)
+    dtype = np.complex64
+    for i, (narrow, k, wide_on_m, la, lb) in enumerate(itertools.product(
+            (1, 3, 10), (5, 300), (True, False), _LAYOUTS, "CF")):
+        m, n = (70, narrow) if wide_on_m else (narrow, 70)
+        a, b, c = _data((m, k), dtype, i), _data((k, n), dtype, i + 1), _data((m, n), dtype, 2)
+        da, db = _place(ctx, a, **_LAYOUTS[la])[0], _place(ctx, b, **_LAYOUTS[lb])[0]
+        alpha, beta = ((0.5, 0), (-1, 0.5), (1j, 0), (0.5, 1 - 1j))[i % 4]
+        view, buf, host, pick = _place(ctx, c, order="CF"[i % 3 == 0])
+        del allocated[:]
+        blas.gemm(alpha, da, db, beta, view, overwrite_c=True)
+        _close(buf, _expect_buffer(host, pick, alpha * _wide(a) @ b + beta * c), dtype, k)
+        if k > 5 and la != "strided" and np.imag(alpha) == np.imag(beta) == 0:
+            small = b if wide_on_m else a  # temporaries of the small operand's size
+            assert max(allocated, default=0) <= 2 * max(small.nbytes, c.nbytes), (
+                m, n, k, la, lb, allocated)
+
+
+@pytest.mark.parametrize("device_class, dtype", [
+    ("cpu", np.float32), ("cpu", np.float64), ("cpu", np.complex64), ("gpu", np.float32)],
+    ids=lambda x: x if isinstance(x, str) else np.dtype(x).name)
+def test_transposed_gemv_reads_the_matrix_in_place(ctx, device_class, dtype, monkeypatch):
+    """Matrix-vector products of a matrix in either layout, at an offset with a leading
+    stride, as it is or through its transpose (dot(U.T, x), what T.dot(vector, matrix)
+    builds): numpy's result, and no allocation but the result's once planned (the context's
+    allocate spied): the matrix is read in place, never copied (complex64 on CPUs: vector
+    temporaries). The GPU tiles (float32 here: their column tile is slow to build on PoCL)
+    read any layout as they did."""
+    _fp64(ctx, dtype)
+    monkeypatch.setattr(blas, "device_class", lambda c: device_class)
+    h = _data((300, 261), dtype, 5)
+    hu, hf = h[3:259, 2:250], np.asfortranarray(h[:200, :120])
+    x = _data(256, dtype, 6)
+    u, f = ga.asarray(h, context=ctx)[3:259, 2:250], ga.asarray(hf, context=ctx)
+    dx = ga.asarray(x, context=ctx)
+    allocated = _spy_allocations(ctx, monkeypatch)
+    for got, want in ((lambda: ga.dot(u.T, dx), hu.T @ x), (lambda: ga.dot(dx, u), x @ hu),
+                      (lambda: u.T[:, :200] @ dx[:200], hu.T[:, :200] @ x[:200]),
+                      (lambda: ga.dot(f.T, dx[:200]), hf.T @ x[:200]),
+                      (lambda: ga.dot(dx[:120], f.T), x[:120] @ hf.T),
+                      (lambda: ga.dot(f, dx[:120]), hf @ x[:120]),
+                      (lambda: blas.gemv(2.0, u, dx, trans_a=True), 2 * _wide(hu).T @ x)):
+        got()  # (the first call decides the plan: matmul sizes a result for it)
+        del allocated[:]
+        result = got()
+        _close(result, _wide(want), dtype, len(x))
+        if np.dtype(dtype).kind == "c":  # temporaries of vectors
+            assert sum(allocated) <= 8 * result.nbytes + 4 * x.nbytes, allocated
+        else:
+            assert allocated == [result.nbytes], (allocated, result.shape)

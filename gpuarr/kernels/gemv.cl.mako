@@ -1,26 +1,32 @@
-## GEMV: y[p, m] = alpha * sum_k A[p, m, k] * x[p, k] + beta * y[p, m] for A with unit
-## stride along k (row-major), x and y any stride, batched over dimension 2 of the launch
-## (a batch stride of 0 broadcasts). Bandwidth-bound: A is read once, as vectors, with
-## `unroll` independent vector accumulators; x is read through global memory (it stays in
-## cache). y is read only where beta != 0 (a runtime test: y may hold NaN or garbage).
+## GEMV: Y[p, m, n] = alpha * sum_k A[p, m, k] * X[p, k, n] + beta * Y[p, m, n] for A with
+## unit stride along k (row-major), X and Y any stride, batched over dimension 2 of the launch
+## (a batch stride of 0 broadcasts); n < N, N = 1 (a matrix-vector product) in group mode,
+## a few columns (a narrow product) in item mode. Bandwidth-bound: A is read once, as
+## vectors, with `unroll` independent vector accumulators per row and column; X is read
+## through global memory (it stays in cache). Y is read only where beta != 0 (a runtime
+## test: Y may hold NaN or garbage).
 ## Inputs:
 ##   name        kernel name
-##   dtype       storage dtype of A, x, y; acc_dtype the accumulator's (float16: float32;
+##   dtype       storage dtype of A, X, Y; acc_dtype the accumulator's (float16: float32;
 ##               integers and bool: int32 or int64, wrapping as numpy's integer matmul)
 ##   mode        'group' (GPUs): a work-group of local_size work-items serves local_size /
 ##               row_items rows, row_items (an argument, a power of two) work-items per row
 ##               striding along k with aligned vector loads (each row's unaligned head
 ##               is loaded as scalars), then a tree in local memory per row;
-##               'item' (CPUs): a work-item per `rows` rows, x's vector loaded once for all of
-##               them (the rows of a ragged last item repeat row M - 1, not stored)
+##               'item' (CPUs): a work-item per `rows` rows, each vector of X loaded once for
+##               all of them; the columns `cols` at a time, the rows staying in cache (the
+##               rows and columns of a ragged last pass repeat the last one, not stored)
 ##   local_size  group mode: the work-group size (reqd_work_group_size); item mode: 0
 ##   rows        item mode: rows per work-item; group mode: 0
+##   cols        item mode: columns per pass over k (default 1); group mode: 1
 ##   vec         elements per vector load: 2, 4, 8 or 16
-##   unroll      independent vector accumulators (loads in flight) per row
-## Arguments: M, K, row_items (group mode; ignored in item mode), alpha, beta, A pointer,
-## offset, stride m, stride batch; x pointer, offset, stride k, stride batch; y pointer,
-## offset, stride m, stride batch. Offsets and strides count elements.
+##   unroll      independent vector accumulators (loads in flight) per row and column
+## Arguments: M, K, row_items (group mode; ignored in item mode), N (columns; group mode: 1),
+## alpha, beta, A pointer, offset, stride m, stride batch; X pointer, offset, stride k,
+## stride batch, stride n; Y pointer, offset, stride m, stride batch, stride n. Offsets and
+## strides count elements.
 ## Defines: __kernel void ${name}(...)
+<%page args="cols=1"/>\
 <%! import gpuarr.kernels.cltypes as t %>\
 <%
     assert vec in (2, 4, 8, 16), "vec must be 2, 4, 8 or 16"
@@ -42,15 +48,15 @@
             return widen(f'((__global const {S}{vec} *)({ptr}))[{i}]')
         return widen(f'vload{vec}({i}, {ptr})')
 
-    def xload(unit, k0):
-        """x[k0 ... k0 + vec - 1] as a vector; unit: 'aligned' (x_sk == 1 and xp + k0 on a
-        vector boundary), True (x_sk == 1) or False (any stride)"""
+    def xload(unit, k0, ptr='xp'):
+        """x[k0 ... k0 + vec - 1] (of column `ptr`) as a vector; unit: 'aligned' (x_sk == 1 and
+        xp + k0 on a vector boundary), True (x_sk == 1) or False (any stride)"""
         if unit == 'aligned':  # group mode: k0 is head + a multiple of vec
             return vload('(xp + head)', f'(({k0}) - head) / {vec}', aligned=True)
         if unit:
-            return widen(f'vload{vec}(0, xp + ({k0}))') if not half else \
-                f'vload_half{vec}(0, xp + ({k0}))'
-        parts = ', '.join(scalar('xp', f'(({k0}) + {c}) * x_sk') for c in range(vec))
+            return widen(f'vload{vec}(0, {ptr} + ({k0}))') if not half else \
+                f'vload_half{vec}(0, {ptr} + ({k0}))'
+        parts = ', '.join(scalar(ptr, f'(({k0}) + {c}) * x_sk') for c in range(vec))
         return f'(({TV})({parts}))'
 
     def fold(names):
@@ -74,9 +80,9 @@
 ${t.fp64_pragma([dtype, acc_dtype])}
 #pragma OPENCL FP_CONTRACT OFF
 
-<%def name="store(cond, m, value)">\
+<%def name="store(cond, m, n, value)">\
     if (${cond}) {
-        const long at = y_off + batch * y_sb + (long)(${m}) * y_sm;
+        const long at = y_off + batch * y_sb + (long)(${m}) * y_sm + (long)(${n}) * y_sn;
         ${T} r = alpha * ${value};
         if (beta != 0)
             r += beta * ${scalar('Y', 'at')};
@@ -88,10 +94,13 @@ __kernel __attribute__((reqd_work_group_size(${local_size}, 1, 1)))
 % else:
 __kernel
 % endif
-void ${name}(const int M, const int K, const int row_items, const ${T} alpha, const ${T} beta,
+void ${name}(const int M, const int K, const int row_items, const int N,
+             const ${T} alpha, const ${T} beta,
              __global const ${S} *A, const long a_off, const long a_sm, const long a_sb,
              __global const ${S} *X, const long x_off, const long x_sk, const long x_sb,
-             __global ${S} *Y, const long y_off, const long y_sm, const long y_sb)
+             const long x_sn,
+             __global ${S} *Y, const long y_off, const long y_sm, const long y_sb,
+             const long y_sn)
 {
     const long batch = get_global_id(2);
     __global const ${S} *xp = X + x_off + batch * x_sb;
@@ -148,24 +157,39 @@ ${group_loop(False)}\
             part[lid] += part[lid + w];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-${store('t == 0 && m < M', 'm', 'part[lid]')}\
+${store('t == 0 && m < M', 'm', '0', 'part[lid]')}\
 % else:
+<%
+    pairs = [(r, c) for r in range(rows) for c in range(cols)]
+%>\
 <%def name="item_loop(unit)">\
-## `rows` rows at a time share each vector of x
+## `rows` rows share each vector of X, `cols` columns each vector of A
         for (; k + ${unroll * vec} <= K; k += ${unroll * vec}) {
+% for c in range(cols):
 % for u in range(unroll):
-            const ${TV} x${u} = ${xload(unit, f'k + {u * vec}')};
+            const ${TV} x${c}_${u} = ${xload(unit, f'k + {u * vec}', f'xp{c}')};
+% endfor
 % endfor
 % for r in range(rows):
 % for u in range(unroll):
-            ${madd(vload(f'row{r} + k', u), f'x{u}', f'acc{r}_{u}')}
+            const ${TV} a${r}_${u} = ${vload(f'row{r} + k', u)};
+% endfor
+% endfor
+% for r, c in pairs:
+% for u in range(unroll):
+            ${madd(f'a{r}_{u}', f'x{c}_{u}', f'acc{r}_{c}_{u}')}
 % endfor
 % endfor
         }
         for (; k + ${vec} <= K; k += ${vec}) {
-            const ${TV} x0 = ${xload(unit, 'k')};
+% for c in range(cols):
+            const ${TV} x${c}_0 = ${xload(unit, 'k', f'xp{c}')};
+% endfor
 % for r in range(rows):
-            ${madd(vload(f'row{r} + k', 0), 'x0', f'acc{r}_0')}
+            const ${TV} a${r}_0 = ${vload(f'row{r} + k', 0)};
+% endfor
+% for r, c in pairs:
+            ${madd(f'a{r}_0', f'x{c}_0', f'acc{r}_{c}_0')}
 % endfor
         }
 </%def>\
@@ -174,29 +198,38 @@ ${store('t == 0 && m < M', 'm', 'part[lid]')}\
         return;
 % for r in range(rows):
     __global const ${S} *row${r} = A + a_off + batch * a_sb + (long)min(m0 + ${r}, M - 1) * a_sm;
+% endfor
+    for (int n0 = 0; n0 < N; n0 += ${cols}) {
+% for c in range(cols):
+        __global const ${S} *xp${c} = xp + (long)min(n0 + ${c}, N - 1) * x_sn;
+% endfor
+% for r, c in pairs:
 % for u in range(unroll):
-    ${TV} acc${r}_${u} = 0;
+        ${TV} acc${r}_${c}_${u} = 0;
 % endfor
 % endfor
-    int k = 0;
-    if (x_sk == 1) {
+        int k = 0;
+        if (x_sk == 1) {
 ${item_loop(True)}\
-    } else {
+        } else {
 ${item_loop(False)}\
+        }
+% for r, c in pairs:
+% for line in fold([f'acc{r}_{c}_{u}' for u in range(unroll)]) + hsum(f's{r}_{c}', f'acc{r}_{c}_0'):
+        ${line}
+% endfor
+% endfor
+        for (; k < K; ++k) {
+% for c in range(cols):
+            const ${T} x${c}k = ${scalar(f'xp{c}', 'k * x_sk')};
+% endfor
+% for r, c in pairs:
+            ${madd(scalar(f'row{r}', 'k'), f'x{c}k', f's{r}_{c}')}
+% endfor
+        }
+% for r, c in pairs:
+${store(f'm0 + {r} < M && n0 + {c} < N', f'm0 + {r}', f'n0 + {c}', f's{r}_{c}')}\
+% endfor
     }
-% for r in range(rows):
-% for line in fold([f'acc{r}_{u}' for u in range(unroll)]) + hsum(f's{r}', f'acc{r}_0'):
-    ${line}
-% endfor
-% endfor
-    for (; k < K; ++k) {
-        const ${T} xk = ${scalar('xp', 'k * x_sk')};
-% for r in range(rows):
-        ${madd(scalar(f'row{r}', 'k'), 'xk', f's{r}')}
-% endfor
-    }
-% for r in range(rows):
-${store(f'm0 + {r} < M', f'm0 + {r}', f's{r}')}\
-% endfor
 % endif
 }
