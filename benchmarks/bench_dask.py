@@ -34,6 +34,9 @@ from gpuarr import bench
 
 dask = pytest.importorskip("dask", reason="dask (the extra gpuarr[dask]) is not installed")
 da = pytest.importorskip("dask.array")
+from gpuarr import dask_backend  # noqa: E402  (after the skip: it imports dask)
+
+dask_backend.register()  # the "gpuarr" backend also where gpuarr runs uninstalled
 
 LIMIT_MIB = {"tiny": 2, "quick": 64, "full": 1024}
 SOURCES = ("host", "device")

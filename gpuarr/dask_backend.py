@@ -24,7 +24,12 @@ import dask
 import dask.array as da
 import numpy as np
 from dask.array import dispatch
-from dask.array.backends import ArrayBackendEntrypoint, _nannumel, _numel_arraylike
+from dask.array.backends import (
+    ArrayBackendEntrypoint,
+    _nannumel,
+    _numel_arraylike,
+    array_creation_dispatch,
+)
 from dask.sizeof import sizeof
 from dask.tokenize import normalize_token
 from dask.utils import Dispatch
@@ -74,10 +79,15 @@ def register():
     dask.distributed's serialization (if it is loaded); idempotent.
 
     dask calls this through the lazy tables when it first meets a GpuArray; call it yourself
-    only where GpuArrays reach dask some other way.
+    only where GpuArrays reach dask some other way, or where gpuarr runs from a source tree
+    without being installed (no entry point: this registers the "gpuarr" array backend too).
     """
     if "dask" not in _registered:
         _registered.add("dask")
+        try:
+            array_creation_dispatch.dispatch("gpuarr")  # the installed entry point
+        except ValueError:
+            array_creation_dispatch.register_backend("gpuarr", GpuarrBackendEntrypoint())
         dispatch.concatenate_lookup.register(GpuArray, concatenate)
         dispatch.take_lookup.register(GpuArray, take)
         dispatch.tensordot_lookup.register(GpuArray, tensordot)

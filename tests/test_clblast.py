@@ -196,7 +196,9 @@ def test_layouts_clblast_cannot_take_fall_back(clblast_on, ctx):
         got = blas.gemm(1, ga.asarray(ah, context=ctx), ga.asarray(bh, context=ctx)).get()
         np.testing.assert_allclose(got, ah.astype(np.float64) @ bh, rtol=2e-2, atol=2e-2)
         calls += 1
-    assert clblast_on == [False] * calls
+    # each product offered to CLBlast and declined; a narrow product of an operand with no
+    # unit stride is offered again once copied ("strided"), and declined again for B
+    assert set(clblast_on) == {False} and calls <= len(clblast_on) <= calls + 1
 
 
 def test_waits_for_a_write_on_another_queue(clblast_on, ctx):
