@@ -100,6 +100,16 @@ def test_cache_is_bounded_and_keeps_recent_entries():
     assert c.stats()["entries"] == len(c)
 
 
+def test_cache_snapshot_counts_no_use():
+    """items() copies every entry even at a turnover, which lookups one by one would cause."""
+    c = Cache("t", 8)
+    for k in range(7):  # 4 old, 3 young: the next use of an old entry turns them over
+        c[k] = k
+    hits = c.hits
+    assert dict(c.items()) == {k: k for k in range(7)} and c.hits == hits
+    assert sorted(c.keys()) == list(range(7))
+
+
 def test_many_lengths_keep_memory_bounded(ctx):
     """Every length is a new launch plan: the plan cache stays within its bound and the
     process does not grow with the number of lengths."""

@@ -619,7 +619,7 @@ class _Recorder(dict):
     """A kernel cache that records the keys looked up (every launch looks its kernel up)."""
 
     def __init__(self, base):
-        super().__init__(base)
+        super().__init__(base.items())
         self.looked_up = set()
 
     def get(self, key, default=None):
