@@ -12,10 +12,13 @@ import numpy as np
 
 import gpuarr as ga
 
-__all__ = ["DTYPES", "warmup"]
+__all__ = ["DTYPES", "SHAPES", "warmup"]
 
 # the dtypes a StandardScaler-, regression- or indexing-style script meets
 DTYPES = ("float32", "float64", "int64", "bool")
+# Kernels differ by layout class, not by size: rows a multiple of the vector width or not,
+# narrow products, reductions over short and long axes.
+SHAPES = ((64, 8), (37, 7), (2000, 20))
 
 
 def _floating(x):
@@ -41,13 +44,13 @@ def warmup(context=None, dtypes=DTYPES):
     device has (float64 needs fp64); return {dtype: seconds}."""
     ctx = ga.get_context(context)
     seconds = {}
-    host = np.random.default_rng(0).standard_normal((64, 8))
+    rng = np.random.default_rng(0)
     for name in dtypes:
         if np.dtype(name) == np.float64 and not ctx.device.fp64:
             continue
         t0 = time.perf_counter()
-        x = ga.asarray(host.astype(name), context=ctx)
-        kind = np.dtype(name).kind
-        (_floating if kind == "f" else _integral)(x).get()
+        for shape in SHAPES:
+            x = ga.asarray(rng.standard_normal(shape).astype(name), context=ctx)
+            (_floating if np.dtype(name).kind == "f" else _integral)(x).get()
         seconds[name] = time.perf_counter() - t0
     return seconds
