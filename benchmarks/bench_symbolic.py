@@ -32,7 +32,7 @@ import pytest
 
 import gpuarr as ga
 import gpuarr.symbolic as T
-from gpuarr.bench import _logreg_step, cupy_usable
+from gpuarr.bench import _logreg_function, _logreg_step, cupy_usable
 
 SIZE = 10 * 30 * 768  # 230,400: Theano's check
 CALLS = 1000
@@ -126,19 +126,10 @@ def _mlp_step(xp, state, x, y):
 def _compiled(model, ctx, w0, mlp0):
     """(step(x, y) -> host outputs, [shared variables]) compiled by gpuarr.symbolic."""
     target = ctx.name
-    x = T.fmatrix("x")
     if model == "logreg":
-        y = T.fvector("y")
-        w = T.shared(w0.copy(), name="w", target=target)
-        b = T.shared(np.zeros((), np.float32), name="b", target=target)
-        p = 1 / (1 + T.exp(-T.dot(x, w) - b))
-        xent = -y * T.log(p) - (1 - y) * T.log(1 - p)
-        cost = xent.mean() + 0.01 * (w ** 2).sum()
-        gw, gb = T.grad(cost, [w, b])
-        f = T.function([x, y], [p > 0.5, xent], updates=[(w, w - 0.1 * gw),
-                                                          (b, b - 0.1 * gb)])
+        f, w, b = _logreg_function(target, w0)
         return f, [w, b]
-    y = T.fmatrix("y")
+    x, y = T.fmatrix("x"), T.fmatrix("y")
     params = [T.shared(v.copy(), name=n, target=target)
               for v, n in zip(mlp0, ("W1", "b1", "W2", "b2"))]
     w1, b1, w2, b2 = params

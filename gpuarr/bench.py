@@ -474,7 +474,15 @@ def _logreg_symbolic(be, x, y, w0):
                            "function") if not hasattr(T, n)]
     if missing:
         raise Skip(f"gpuarr.symbolic has no {', '.join(missing)} yet")
-    target = be.ctx.name
+    train, w, b = _logreg_function(be.ctx.name, w0)
+    return (lambda: train(x, y),
+            lambda out: (*(np.asarray(o) for o in out), w.get_value(), b.get_value()))
+
+
+def _logreg_function(target, w0):
+    """The step as Theano's tutorial writes it, compiled by gpuarr.symbolic with w and b
+    shared on `target`: (train(x, y) -> [prediction, xent], w, b)."""
+    import gpuarr.symbolic as T
     sx, sy = T.fmatrix("x"), T.fvector("y")
     w = T.shared(w0.copy(), name="w", target=target)
     b = T.shared(np.zeros((), np.float32), name="b", target=target)
@@ -484,8 +492,7 @@ def _logreg_symbolic(be, x, y, w0):
     gw, gb = T.grad(cost, [w, b])
     train = T.function(inputs=[sx, sy], outputs=[p_1 > 0.5, xent],
                        updates=[(w, w - 0.1 * gw), (b, b - 0.1 * gb)])
-    return (lambda: train(x, y),
-            lambda out: (*(np.asarray(o) for o in out), w.get_value(), b.get_value()))
+    return train, w, b
 
 
 def _logreg_data(samples, feats):

@@ -892,15 +892,8 @@ def identity(n, dtype=None, context=None):
 # ---------------------------------------------------------------- grids and ranges
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    """Coordinate arrays from 1-d coordinate vectors (a tuple), as numpy.meshgrid.
-
-    Examples
-    --------
-    >>> xx, yy = ga.meshgrid(ga.asarray(np.arange(3)), ga.asarray(np.arange(2)))
-    >>> xx.shape, yy.get()
-    ((2, 3), array([[0, 0, 0],
-           [1, 1, 1]]))
-    """
+    """Coordinate arrays from 1-d coordinate vectors (a tuple), as numpy.meshgrid;
+    gpuarr.meshgrid (array_api.meshgrid, with an example) wraps it."""
     if indexing not in ("xy", "ij"):
         raise ArgumentError(f"Valid values for `indexing` are 'xy' and 'ij', not {indexing!r}.")
     arrays, _ = _operands(xi)

@@ -291,12 +291,21 @@ def _method(method, interpolation):
         raise ArgumentTypeError("You shall not pass both `method` and `interpolation`!\n"
                                 "(`interpolation` is Deprecated in favor of `method`)")
     warnings.warn("the `interpolation=` argument to quantile was renamed to `method=`, which "
-                  "has additional options.", DeprecationWarning, stacklevel=3)
+                  "has additional options.", DeprecationWarning, stacklevel=4)
     return interpolation
 
 
-def _quantile(a, q, axis, out, method, keepdims, weights, weak_q, ignore_nan):
-    """The quantile family's common part: q a host array of quantiles in [0, 1]."""
+def _quantile(a, q, percent, axis, out, method, interpolation, keepdims, weights, ignore_nan):
+    """The quantile family's common part: q as given, in [0, 100] where `percent`."""
+    weak_q = _NUMPY2 and type(q) in (int, float)
+    if percent:
+        q = np.true_divide(_host(q), 100)
+        _check_quantiles(q * 100, "Percentiles", 100)
+        q = np.asarray(q)
+    else:
+        q = _host(q)
+        _check_quantiles(q, "Quantiles", 1)
+    a, method = _array(a), _method(method, interpolation)
     if a.dtype.kind == "c":
         raise ArgumentTypeError(f"a must be an array of real numbers, not {a.dtype}")
     if weights is not None and method != "inverted_cdf":
@@ -387,11 +396,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     (array(3.5), array([[5.5, 1.5],
            [8.5, 2.5]]))
     """
-    weak_q = _NUMPY2 and type(q) in (int, float)
-    q = _host(q)
-    _check_quantiles(q, "Quantiles", 1)
-    return _quantile(_array(a), q, axis, out, _method(method, interpolation), keepdims, weights,
-                     weak_q, False)
+    return _quantile(a, q, False, axis, out, method, interpolation, keepdims, weights, False)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -403,11 +408,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     >>> ga.percentile(ga.asarray([1.0, 2.0, 3.0, 4.0]), 50).get()
     array(2.5)
     """
-    weak_q = _NUMPY2 and type(q) in (int, float)
-    q = np.true_divide(_host(q), 100)
-    _check_quantiles(q * 100, "Percentiles", 100)
-    return _quantile(_array(a), np.asarray(q), axis, out, _method(method, interpolation),
-                     keepdims, weights, weak_q, False)
+    return _quantile(a, q, True, axis, out, method, interpolation, keepdims, weights, False)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -419,11 +420,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     >>> ga.nanquantile(ga.asarray([1.0, np.nan, 3.0]), 0.5).get()
     array(2.)
     """
-    weak_q = _NUMPY2 and type(q) in (int, float)
-    q = _host(q)
-    _check_quantiles(q, "Quantiles", 1)
-    return _quantile(_array(a), q, axis, out, _method(method, interpolation), keepdims, weights,
-                     weak_q, True)
+    return _quantile(a, q, False, axis, out, method, interpolation, keepdims, weights, True)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -435,11 +432,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     >>> ga.nanpercentile(ga.asarray([1.0, np.nan, 3.0]), [0, 100]).get()
     array([1., 3.])
     """
-    weak_q = _NUMPY2 and type(q) in (int, float)
-    q = np.true_divide(_host(q), 100)
-    _check_quantiles(q * 100, "Percentiles", 100)
-    return _quantile(_array(a), np.asarray(q), axis, out, _method(method, interpolation),
-                     keepdims, weights, weak_q, True)
+    return _quantile(a, q, True, axis, out, method, interpolation, keepdims, weights, True)
 
 
 # ---------------------------------------------------------------- NaN-ignoring reductions

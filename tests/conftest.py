@@ -17,6 +17,7 @@ import pytest
 
 import gpuarr as ga
 from gpuarr import blas, config, context
+from gpuarr.bench import flags
 from gpuarr.errors import DeviceNotFound
 
 # numpy is the tests' oracle. gpuarr promotes by NEP 50 (numpy 2's rule); numpy 1.26, the lowest
@@ -119,7 +120,9 @@ def view_index(shape, steps, starts):
 @contextlib.contextmanager
 def using_flags(text, rc_path=None):
     """Run a block with GPUARR_FLAGS=text (and GPUARRRC) and no contexts opened yet; the
-    contexts open before (the session's `ctx`) are the ones open after."""
+    contexts open before (the session's `ctx`) are the ones open after. `flags(**changes)`
+    (gpuarr.bench's, imported here for the tests) changes some flags and keeps the contexts:
+    what the symbolic layer's placement reads at compile time."""
     env = {"GPUARR_FLAGS": text}
     if rc_path is not None:
         env["GPUARRRC"] = str(rc_path)
@@ -139,6 +142,30 @@ def using_flags(text, rc_path=None):
             registry.update(entries)
         context._devices = devices
         config.flags = saved
+
+
+@pytest.fixture
+def host():
+    """Symbolic functions compiled in the test run on the host (flag device=cpu)."""
+    with flags(device="cpu"):
+        yield
+
+
+@pytest.fixture
+def default_ctx(ctx):
+    """`ctx` where it is the default device's (symbolic functions run there unless flag
+    device=cpu), else the test skips."""
+    if config.flags.device == "cpu" or ga.get_context() is not ctx:
+        pytest.skip("the default device is not the tests' device")
+    return ctx
+
+
+@pytest.fixture(params=["host", "device"])
+def where(request):
+    """Where symbolic functions compiled in the test run: 'host' (flag device=cpu) or the
+    tests' device (`default_ctx`)."""
+    request.getfixturevalue("host" if request.param == "host" else "default_ctx")
+    return request.param
 
 
 @pytest.fixture(scope="session")

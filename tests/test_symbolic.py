@@ -5,14 +5,13 @@ Kernels are few on purpose (PoCL builds each in ~1.4 s cold): one data dtype, sm
 contiguous vectors (one guarded kernel per program), functions shared by several tests.
 """
 
-import contextlib
-import dataclasses
 import io
 import warnings
 
 import numpy as np
 import pytest
-from conftest import USABLE, same_platform_pair
+from conftest import USABLE, flags, same_platform_pair
+from symbolic_helpers import ops
 
 import gpuarr as ga
 import gpuarr.symbolic as T
@@ -31,21 +30,6 @@ DT = "float64" if USABLE[0].fp64 else "float32"
 RNG = np.random.default_rng(7)
 XV = RNG.uniform(0.5, 1.5, 6).astype(DT)
 YV = RNG.uniform(-1, 1, 6).astype(DT)
-
-
-@contextlib.contextmanager
-def flags(**changes):
-    """Run a block with some flags changed (placement reads them at compile time)."""
-    saved = config.flags
-    config.flags = dataclasses.replace(saved, **changes)
-    try:
-        yield
-    finally:
-        config.flags = saved
-
-
-def ops(f):
-    return [type(n.op).__name__ for n in f.maker.fgraph.toposort()]
 
 
 def count(f, name):

@@ -57,6 +57,18 @@ def _numpy_logreg(steps):
     return w, b, found
 
 
+def _check_logreg(f, w, b, steps):
+    """`steps` calls of the step f (from W0 and b = 0) against numpy: the outputs of each,
+    then w and b."""
+    wr, br, found = _numpy_logreg(steps)
+    for pred, xent in found:
+        got_pred, got_xent = f(XM, YV)
+        np.testing.assert_array_equal(got_pred, pred)
+        np.testing.assert_allclose(got_xent, xent, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w.get_value(), wr, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b.get_value(), br, rtol=1e-5, atol=1e-6)
+
+
 @pytest.fixture(scope="module")
 def logreg(dctx):
     return _logreg()
@@ -68,13 +80,7 @@ def test_logreg_steps_match_numpy_and_update_in_place(logreg):
     b.set_value(np.zeros((), DT))
     assert set(f.schedule.inplace.values()) == {w, b}
     before = w.get_value(borrow=True, return_internal_type=True)
-    wr, br, found = _numpy_logreg(3)
-    for pred, xent in found:
-        got_pred, got_xent = f(XM, YV)
-        np.testing.assert_array_equal(got_pred, pred)
-        np.testing.assert_allclose(got_xent, xent, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(w.get_value(), wr, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(b.get_value(), br, rtol=1e-5, atol=1e-6)
+    _check_logreg(f, w, b, 3)
     # the new values went into the shared storage
     assert w.get_value(borrow=True, return_internal_type=True) is before
 
@@ -216,13 +222,7 @@ def test_modes(dctx, logreg):
     # the logistic regression step under DebugMode: every node agrees with numpy
     f, w, b = _logreg("DebugMode")
     assert f.maker.mode.name == "DebugMode" and not f.schedule.inplace
-    wr, br, found = _numpy_logreg(2)
-    for pred, xent in found:
-        got_pred, got_xent = f(XM, YV)
-        np.testing.assert_array_equal(got_pred, pred)
-        np.testing.assert_allclose(got_xent, xent, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(w.get_value(), wr, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(b.get_value(), br, rtol=1e-5, atol=1e-6)
+    _check_logreg(f, w, b, 2)
 
 
 class _WrongOnDevice(Op):

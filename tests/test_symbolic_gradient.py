@@ -9,7 +9,6 @@ reaches. The checks run on the host (flag device=cpu, numpy, float64) where the 
 are the ones the device runs; a few run on the device as well.
 """
 
-import dataclasses
 import importlib
 import inspect
 import pkgutil
@@ -18,9 +17,7 @@ import numpy as np
 import pytest
 from conftest import USABLE
 
-import gpuarr as ga
 import gpuarr.symbolic as T
-from gpuarr import config
 from gpuarr.errors import ArgumentError, ArgumentTypeError, UnsupportedError
 from gpuarr.symbolic import blas, elemwise, reductions
 from gpuarr.symbolic.gradient import GradientError, verify_grad
@@ -157,11 +154,6 @@ add_case("ifelse_else", lambda c, a: T.ifelse(T.gt(c, 0), T.exp(a) * c, a * a * 
          ((), (-1.5, -0.5)), ((4,), (-1, 1)))
 
 
-@pytest.fixture
-def host(monkeypatch):
-    monkeypatch.setattr(config, "flags", dataclasses.replace(config.flags, device="cpu"))
-
-
 @pytest.mark.parametrize("name", list(CASES))
 def test_verify_grad(host, name):
     fun, points = CASES[name]
@@ -169,9 +161,7 @@ def test_verify_grad(host, name):
 
 
 @pytest.mark.parametrize("name", ["scan", "softplus", "Dot22"])
-def test_verify_grad_on_the_device(ctx, name):
-    if config.flags.device == "cpu" or ga.get_context() is not ctx:
-        pytest.skip("the default device is not the tests' device")
+def test_verify_grad_on_the_device(default_ctx, name):
     fun, points = CASES[name]
     verify_grad(fun, [p.astype(DT) for p in points], rng=np.random.default_rng(1))
 
@@ -238,17 +228,6 @@ def test_verify_grad_errors(host):
 
 
 # ---------------------------------------------------------------- jacobian, hessian, L/R-op
-
-@pytest.fixture(params=["host", "device"])
-def where(request, monkeypatch):
-    if request.param == "host":
-        monkeypatch.setattr(config, "flags", dataclasses.replace(config.flags, device="cpu"))
-    else:
-        ctx = request.getfixturevalue("ctx")
-        if config.flags.device == "cpu" or ga.get_context() is not ctx:
-            pytest.skip("the default device is not the tests' device")
-    return request.param
-
 
 XV = np.array([0.3, -0.7, 1.1])
 MV = np.linspace(-1, 1, 6).reshape(2, 3)

@@ -4,8 +4,6 @@ gradient, on the device and on the host; their stability at extreme inputs; and
 examples/mlp.py --check (the tutorial's MLP trained against a numpy reference).
 """
 
-import contextlib
-import dataclasses
 import os
 import subprocess
 import sys
@@ -13,9 +11,9 @@ import sys
 import numpy as np
 import pytest
 from conftest import USABLE
+from symbolic_helpers import numeric_grad, on, ops
 
 import gpuarr.symbolic as T
-from gpuarr import config
 from gpuarr.errors import ArgumentError
 
 DT = "float64" if USABLE[0].fp64 else "float32"
@@ -23,22 +21,6 @@ H = 1e-6 if DT == "float64" else 1e-2
 RTOL, ATOL = (1e-5, 1e-7) if DT == "float64" else (2e-2, 2e-3)
 RNG = np.random.default_rng(11)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-@contextlib.contextmanager
-def on(where):
-    """Compile for the device (the default) or the host (flag device=cpu)."""
-    saved = config.flags
-    if where == "host":
-        config.flags = dataclasses.replace(saved, device="cpu")
-    try:
-        yield
-    finally:
-        config.flags = saved
-
-
-def ops(f):
-    return [type(n.op).__name__ for n in f.maker.fgraph.toposort()]
 
 
 def np_log_softmax(x, axis=-1):
@@ -90,21 +72,6 @@ def test_values_as_numpy(where):
     assert T.log(sm).owner.op == T.nnet.LogSoftmax(1)
 
 
-def numeric_grad(f, values, k):
-    base = [np.array(v, copy=True) for v in values]
-    x = base[k]
-    found = np.zeros(x.shape, np.float64)
-    for i in np.ndindex(x.shape):
-        keep = x[i]
-        x[i] = keep + H
-        up = float(f(*base)[0])
-        x[i] = keep - H
-        down = float(f(*base)[0])
-        x[i] = keep
-        found[i] = (up - down) / (2 * H)
-    return found
-
-
 @pytest.mark.parametrize("where", ["device", "host"])
 def test_gradients_match_finite_differences(where):
     x, y, t = T.matrix("x", dtype=DT), T.lvector("y"), T.matrix("t", dtype=DT)
@@ -124,7 +91,7 @@ def test_gradients_match_finite_differences(where):
     xv[np.abs(np.abs(xv) - 2.5) < 0.1] += 0.3
     yv, tv = np.array([3, 0, 1]), RNG.uniform(0, 1, (3, 4)).astype(DT)
     got = f(xv, yv, tv)[1]
-    np.testing.assert_allclose(got, numeric_grad(f, [xv, yv, tv], 0), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(got, numeric_grad(f, [xv, yv, tv], 0, H), rtol=RTOL, atol=ATOL)
 
 
 def test_gradients_stay_finite_at_extreme_inputs():

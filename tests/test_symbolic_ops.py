@@ -9,12 +9,10 @@ Few compiled functions, small float64 arrays (float32 where the device has no fp
 that the kernels are few and shared.
 """
 
-import contextlib
-import dataclasses
-
 import numpy as np
 import pytest
 from conftest import USABLE
+from symbolic_helpers import numeric_grad, on, ops
 
 import gpuarr.symbolic as T
 from gpuarr import config
@@ -27,23 +25,9 @@ RTOL, ATOL = (1e-5, 1e-7) if DT == "float64" else (2e-2, 2e-3)
 RNG = np.random.default_rng(29)
 
 
-@contextlib.contextmanager
-def flags(**changes):
-    saved = config.flags
-    config.flags = dataclasses.replace(saved, **changes)
-    try:
-        yield
-    finally:
-        config.flags = saved
-
-
-def ops(f):
-    return [type(n.op).__name__ for n in f.maker.fgraph.toposort()]
-
-
 def compiled(where, inputs, outputs):
     """function(inputs, outputs) for the device (the default) or the host (device=cpu)."""
-    with flags(device="cpu") if where == "host" else contextlib.nullcontext():
+    with on(where):
         return T.function(inputs, outputs)
 
 
@@ -54,22 +38,6 @@ def data(*shape, low=-1.0, high=1.0):
     return RNG.uniform(low, high, shape).astype(DT)
 
 
-def numeric_grad(f, values, k):
-    """Central differences of the scalar f(*values) with respect to values[k]."""
-    base = [np.array(v, copy=True) for v in values]
-    x = base[k]
-    found = np.zeros(x.shape, np.float64)
-    for i in np.ndindex(x.shape):
-        keep = x[i]
-        x[i] = keep + H
-        up = float(f(*base)[0])
-        x[i] = keep - H
-        down = float(f(*base)[0])
-        x[i] = keep
-        found[i] = (up - down) / (2 * H)
-    return found
-
-
 def check_grads(cost, inputs, values, n_wrt=None):
     """T.grad of the scalar `cost` against finite differences, for the first n_wrt inputs
     (default all)."""
@@ -77,7 +45,7 @@ def check_grads(cost, inputs, values, n_wrt=None):
     f = T.function(inputs, [cost, *T.grad(cost, wrt)])
     out = f(*values)
     for k in range(len(wrt)):
-        np.testing.assert_allclose(out[1 + k], numeric_grad(f, values, k), rtol=RTOL,
+        np.testing.assert_allclose(out[1 + k], numeric_grad(f, values, k, H), rtol=RTOL,
                                    atol=ATOL, err_msg=f"gradient of input {k}")
     return out[0]
 
@@ -210,7 +178,7 @@ def test_advanced_gradients_accumulate_repeats(where):
     w = data(5, 3)
     cost = (((x[i] * w) ** 2).sum() + (x[x > 0] ** 3).sum() + (x[:, [2, 0, 2]] * x[i[:4]]).sum()
             + (x[i.reshape((5, 1))] * 0.5).sum())
-    with flags(device="cpu") if where == "host" else contextlib.nullcontext():
+    with on(where):
         g = T.grad(cost, x)
         f = T.function([x, i], [cost, g])
         assert ("GpuAdvancedIncSubtensor" in ops(f)) == (where == "device")
@@ -225,7 +193,7 @@ def test_advanced_gradients_accumulate_repeats(where):
     np.add.at(want, iv[:4], cols)
     np.add.at(want, iv, 0.5)
     np.testing.assert_allclose(got, want, rtol=1e-10 if DT == "float64" else 1e-5)
-    np.testing.assert_allclose(got, numeric_grad(fi, [xv, iv], 0), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(got, numeric_grad(fi, [xv, iv], 0, H), rtol=RTOL, atol=ATOL)
 
 
 def test_inc_and_set_subtensor_with_index_arrays():
@@ -304,7 +272,7 @@ def test_random_streams_are_gpuarr_random_streams(where):
              srng.binomial((4,), p=0.3), srng.choice((6,), a=5),
              srng.uniform((5,), low=-1, high=1, dtype="float32"),
              srng.random_integers((3,), low=2, high=4)]
-    with flags(device="cpu") if where == "host" else contextlib.nullcontext():
+    with on(where):
         f = T.function([n], draws, updates=srng.updates())
     assert ("GpuRandomDraw" in ops(f)) == (where == "device")
     gens = _reference(42, len(draws))

@@ -7,16 +7,14 @@ Kernels are few (PoCL builds each in ~1.4 s cold): device tests share one dtype 
 shapes; most cases run on the host, where the graphs are the same.
 """
 
-import dataclasses
-
 import numpy as np
 import pytest
 from conftest import USABLE, same_platform_pair
+from symbolic_helpers import central_differences, ops
 from test_symbolic_examples import DEVICE, run
 
 import gpuarr as ga
 import gpuarr.symbolic as T
-from gpuarr import config
 from gpuarr.errors import ArgumentError, ArgumentTypeError, ShapeError
 from gpuarr.symbolic import inner
 from gpuarr.symbolic.graph import Apply, HostOp
@@ -24,27 +22,6 @@ from gpuarr.symbolic.graph import Apply, HostOp
 DT = "float64" if USABLE[0].fp64 else "float32"
 RTOL, ATOL = (1e-7, 1e-9) if DT == "float64" else (1e-4, 1e-5)
 RNG = np.random.default_rng(11)
-
-
-@pytest.fixture(params=["host", "device"])
-def where(request, monkeypatch):
-    """Where compiled functions run: 'host' (flag device=cpu) or the tests' device."""
-    if request.param == "host":
-        monkeypatch.setattr(config, "flags", dataclasses.replace(config.flags, device="cpu"))
-    else:
-        ctx = request.getfixturevalue("ctx")
-        if config.flags.device == "cpu" or ga.get_context() is not ctx:
-            pytest.skip("the default device is not the tests' device")
-    return request.param
-
-
-@pytest.fixture
-def host(monkeypatch):
-    monkeypatch.setattr(config, "flags", dataclasses.replace(config.flags, device="cpu"))
-
-
-def ops(f):
-    return [type(n.op).__name__ for n in f.maker.fgraph.toposort()]
 
 
 def _check_place(f, where, op="Scan"):
@@ -68,17 +45,6 @@ class Count(HostOp):
 
     def grad(self, node, grads):
         return [grads[0]]
-
-
-def _numeric(fn, a, h=1e-6):
-    """d fn / d a by central differences (fn: array -> float)."""
-    g = np.zeros_like(a)
-    for i in np.ndindex(a.shape):
-        hi, lo = a.copy(), a.copy()
-        hi[i] += h
-        lo[i] -= h
-        g[i] = (fn(hi) - fn(lo)) / (2 * h)
-    return g
 
 
 # ---------------------------------------------------------------- a recurrent network
@@ -146,7 +112,7 @@ def test_bptt_oracle_matches_finite_differences():
     gw, gu, gx, gh = np_bptt(XV, UV, WV, H0)
     for got, arg in ((gw, "w"), (gu, "u"), (gx, "x"), (gh, "h0")):
         value = {"w": WV, "u": UV, "x": XV, "h0": H0}[arg].astype(np.float64)
-        want = _numeric(lambda a, arg=arg: cost(**{arg: a}), value)
+        want = central_differences(lambda a, arg=arg: cost(**{arg: a}), value)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
 
 
@@ -161,9 +127,7 @@ def test_truncated_bptt(host, truncate):
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
 
-def test_outputs_stay_on_the_device(ctx):
-    if config.flags.device == "cpu" or ga.get_context() is not ctx:
-        pytest.skip("the default device is not the tests' device")
+def test_outputs_stay_on_the_device(default_ctx):
     x = T.vector("x", dtype=DT)
     w = T.shared(np.linspace(0.5, 1.5, 4).astype(DT), name="w")
     out, _ = T.scan(lambda v, acc: acc * w + v, sequences=x, outputs_info=T.zeros_like(w))
@@ -223,8 +187,8 @@ def test_sequence_taps_go_backwards_and_their_gradient(host):
         return np.array([r[t] * r[t + 1] - r[t + 3] for t in range(3)])
     got, g = f(yv)
     np.testing.assert_allclose(got, ref(yv))
-    np.testing.assert_allclose(g, _numeric(lambda v: (ref(v) * np.arange(1.0, 4.0)).sum(), yv),
-                               rtol=1e-6, atol=1e-8)
+    want = central_differences(lambda v: (ref(v) * np.arange(1.0, 4.0)).sum(), yv)
+    np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
 
 
 def test_plain_outputs_several_outputs_and_return_forms(host):
@@ -269,7 +233,7 @@ def test_nested_scan(host):
     f = T.function([m], [out, T.grad((out ** 2).sum(), m)])
     got, g = f(mv)
     np.testing.assert_allclose(got, np.cumsum(mv, axis=1))
-    want = _numeric(lambda a: (np.cumsum(a, axis=1) ** 2).sum(), mv)
+    want = central_differences(lambda a: (np.cumsum(a, axis=1) ** 2).sum(), mv)
     np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
 
 
@@ -286,9 +250,9 @@ def test_hessian_through_scan(host):
             h = np.tanh(h * a)
             total += h * h
         return total
-    grad = lambda v: _numeric(ref, v, 1e-4)  # noqa: E731
-    want = np.array([_numeric(lambda v, i=i: grad(v)[i], np.array([0.3, -0.8, 1.1]), 1e-4)
-                     for i in range(3)])
+    grad = lambda v: central_differences(ref, v, 1e-4)  # noqa: E731
+    want = np.array([central_differences(lambda v, i=i: grad(v)[i],
+                                         np.array([0.3, -0.8, 1.1]), 1e-4) for i in range(3)])
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
 
 

@@ -514,7 +514,21 @@ def _walk(template):
 
 # ---------------------------------------------------------------- basic indexing
 
-class _Subtensor(Op):
+class _Get(Op):
+    """The reads' common part: x[key], the index inputs after x; the gradient scatters
+    into zeros through `_scatter(idx)`, the op of the matching increment."""
+
+    def make_fn(self, node, xp, ctx):
+        build = _key_builder(self.template)
+        return lambda x, *idx: x[build(idx)]
+
+    def grad(self, node, grads):
+        x, idx = node.inputs[0], node.inputs[1:]
+        zeros = zeros_like(x, grads[0].dtype)
+        return [self._scatter(idx)(zeros, grads[0], *idx)] + [None] * len(idx)
+
+
+class _Subtensor(_Get):
     """x[key] for a basic-indexing key (ints, symbolic int scalars, slices): a view."""
 
     __props__ = ("template",)
@@ -540,14 +554,8 @@ class _Subtensor(Op):
         bc += x.broadcastable[dim:]
         return Apply(self, [x, *map(as_variable, idx)], [_out(self, x.dtype, bc)])
 
-    def make_fn(self, node, xp, ctx):
-        build = _key_builder(self.template)
-        return lambda x, *idx: x[build(idx)]
-
-    def grad(self, node, grads):
-        x, idx = node.inputs[0], node.inputs[1:]
-        zeros = zeros_like(x, grads[0].dtype)
-        return [IncSubtensor(self.template, True)(zeros, grads[0], *idx)] + [None] * len(idx)
+    def _scatter(self, idx):
+        return IncSubtensor(self.template, True)
 
 
 Subtensor, GpuSubtensor = op_pair(_Subtensor, "Subtensor")
@@ -584,11 +592,22 @@ def _shape_index(x, key):
     return None
 
 
-class _IncSubtensor(Op):
+class _Inc(Op):
+    """The increments' common part: x (a copy) with x[key] changed by y, the index inputs
+    after y; y stays on the host where it is a scalar."""
+
+    host_scalars = (1,)
+
+    def make_node(self, x, y, *idx):
+        x, y = as_variable(x), as_variable(y)
+        return Apply(self, [x, y, *map(as_variable, idx)],
+                     [_out(self, x.dtype, x.broadcastable)])
+
+
+class _IncSubtensor(_Inc):
     """A copy of x with x[key] incremented by y (or set to y)."""
 
     __props__ = ("template", "set_instead_of_inc")
-    host_scalars = (1,)
 
     def __init__(self, template, set_instead_of_inc=False):
         self.template = template
@@ -597,11 +616,6 @@ class _IncSubtensor(Op):
 
     def _describe(self):
         return f"{'set' if self.set_instead_of_inc else 'inc'} {describe_key(self.template)}"
-
-    def make_node(self, x, y, *idx):
-        x, y = as_variable(x), as_variable(y)
-        return Apply(self, [x, y, *map(as_variable, idx)],
-                     [_out(self, x.dtype, x.broadcastable)])
 
     def make_fn(self, node, xp, ctx):
         build, assign = _key_builder(self.template), self.set_instead_of_inc
@@ -679,7 +693,7 @@ def _unique(template, index_vars):
     return None
 
 
-class _AdvancedSubtensor(Op):
+class _AdvancedSubtensor(_Get):
     """x[key] with integer or boolean arrays in the key (numpy's advanced indexing): a
     copy. Index arrays are data (they go where x is); symbolic scalars stay on the host."""
 
@@ -697,27 +711,19 @@ class _AdvancedSubtensor(Op):
         bc = _advanced_pattern(x, self.template, idx)
         return Apply(self, [x, *idx], [_out(self, x.dtype, bc)])
 
-    def make_fn(self, node, xp, ctx):
-        build = _key_builder(self.template)
-        return lambda x, *idx: x[build(idx)]
-
-    def grad(self, node, grads):
-        x, idx = node.inputs[0], node.inputs[1:]
-        zeros = zeros_like(x, grads[0].dtype)
-        inc = AdvancedIncSubtensor(self.template, False, _unique(self.template, idx))
-        return [inc(zeros, grads[0], *idx)] + [None] * len(idx)
+    def _scatter(self, idx):
+        return AdvancedIncSubtensor(self.template, False, _unique(self.template, idx))
 
 
 AdvancedSubtensor, GpuAdvancedSubtensor = op_pair(_AdvancedSubtensor, "AdvancedSubtensor")
 
 
-class _AdvancedIncSubtensor(Op):
+class _AdvancedIncSubtensor(_Inc):
     """A copy of x with x[key] (integer or boolean arrays in the key) incremented by y, or
     set to y. Repeated positions accumulate (numpy.add.at) unless `unique` says that
     there are none, which makes the increment one gather and one scatter."""
 
     __props__ = ("template", "set_instead_of_inc", "unique")
-    host_scalars = (1,)
 
     def __init__(self, template, set_instead_of_inc=False, unique=None):
         self.template = template
@@ -728,11 +734,6 @@ class _AdvancedIncSubtensor(Op):
     def _describe(self):
         what = "set" if self.set_instead_of_inc else "add.at" if self.unique is None else "inc"
         return f"{what} {describe_key(self.template)}"
-
-    def make_node(self, x, y, *idx):
-        x, y = as_variable(x), as_variable(y)
-        return Apply(self, [x, y, *map(as_variable, idx)],
-                     [_out(self, x.dtype, x.broadcastable)])
 
     def make_fn(self, node, xp, ctx):
         build, src = _key_builder(self.template), self.unique

@@ -89,6 +89,19 @@ def fuse_elemwise(outputs):
         group_of[p] = group
         return True
 
+    def merge(group, other):
+        """Take the group `other` into `group` (one device, one pattern) unless that makes too
+        many operands or a cycle."""
+        if other is group or other.ctx is not group.ctx or other.pattern != group.pattern:
+            return False
+        group.nodes |= other.nodes
+        if operands(group) > MAX_OPERANDS or reaches(group):
+            group.nodes -= other.nodes
+            return False
+        for n in other.nodes:
+            group_of[n] = group
+        return True
+
     for node in reversed(order):
         if not _is_elemwise(node) or node in group_of:
             continue
@@ -122,16 +135,8 @@ def fuse_elemwise(outputs):
             continue
         for v in [v for v, gs in by_input.items() if group in gs]:
             for other in by_input[v]:
-                if (other is group or id(other) in merged or other.ctx is not group.ctx
-                        or other.pattern != group.pattern):
-                    continue
-                group.nodes |= other.nodes
-                if operands(group) > MAX_OPERANDS or reaches(group):
-                    group.nodes -= other.nodes
-                    continue
-                merged.add(id(other))
-                for n in other.nodes:
-                    group_of[n] = group
+                if id(other) not in merged and merge(group, other):
+                    merged.add(id(other))
 
     # Producers: a group reading the outputs of another of its pattern takes it in (both
     # started from consumers of their own: xent beside the gradient of logistic regression).
@@ -141,17 +146,9 @@ def fuse_elemwise(outputs):
         for group in dict.fromkeys(group_of.values()):
             for v in {v for n in group.nodes for v in n.inputs}:
                 other = group_of.get(v.owner)
-                if (other is None or other is group or other.ctx is not group.ctx
-                        or other.pattern != group.pattern):
-                    continue
-                group.nodes |= other.nodes
-                if operands(group) > MAX_OPERANDS or reaches(group):
-                    group.nodes -= other.nodes
-                    continue
-                for n in other.nodes:
-                    group_of[n] = group
-                grown = True
-                break
+                if other is not None and merge(group, other):
+                    grown = True
+                    break
             if grown:
                 break
     return _rebuild(outputs, order, pos, group_of, readers, wanted)
