@@ -51,7 +51,7 @@ try:
 except ImportError:  # dask.array without dask.distributed: BindDevice is of no use
     WorkerPlugin = object
 
-__all__ = ["BindDevice", "GpuarrBackendEntrypoint", "PhiloxSeed", "RandomState", "register",
+__all__ = ["BindDevice", "GpuarrBackendEntrypoint", "PhiloxSeed", "register",
            "to_gpuarr_dispatch"]
 
 to_gpuarr_dispatch = Dispatch("to_gpuarr_dispatch")

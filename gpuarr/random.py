@@ -272,7 +272,7 @@ class Generator:
         return self._floats(_NORMAL, 0, 1, size, dtype, "standard_normal", out)
 
     def standard_exponential(self, size=None, dtype=np.float64, method="zig", out=None):
-        """-log(1 - u): exponential floats of mean 1; into `out` if given. Both `method`s
+        """-log(1 - u): exponential floats of mean 1; into `out` if given. Both methods
         ('zig', 'inv') draw by inversion: the distribution is numpy's, the numbers not."""
         if method not in ("zig", "inv"):
             raise ArgumentError(f"method must be 'zig' or 'inv', not {method!r}")

@@ -215,7 +215,7 @@ def verify_grad(fun, pt, n_tests=2, rng=None, eps=None, abs_tol=None, rel_tol=No
         The float values at which to check (not changed).
     n_tests : int
         Random projections tried.
-    rng : numpy Generator or RandomState, optional
+    rng : numpy.random.Generator or numpy.random.RandomState, optional
     eps : float, optional
         The finite-difference step (default by dtype: 1e-7 float64, 1e-3 float32).
     abs_tol, rel_tol : float, optional
