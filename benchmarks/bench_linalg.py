@@ -1,6 +1,7 @@
 """Dense linear algebra: gpuarr.linalg beside numpy (the host's LAPACK) and cupy (cuSOLVER)
-where it runs: cholesky, solve, inv, qr at 4096, eigh and svd at 2048, batched inv and
-cholesky of 10,000 32x32 matrices; float32 and float64. Each group is one operation at one
+where it runs: cholesky, solve (16 right-hand sides; solve_vec: one, solve_mat: n), inv, qr
+at 4096, eigh and svd at 2048, batched inv and cholesky of 10,000 32x32 matrices; float32
+and float64. Each group is one operation at one
 size and dtype across libraries (pytest-benchmark's table); the script prints the seconds
 and the ratios (peer time / gpuarr time: above 1, gpuarr is faster).
 
@@ -21,7 +22,10 @@ DTYPES = ("float32", "float64")
 # size class -> (n of cholesky/solve/inv/qr, n of eigh/svd, (batch, n) of the batched cases)
 SIZES = {"tiny": (64, 32, (100, 8)), "quick": (1024, 512, (1000, 32)),
          "full": (4096, 2048, (10000, 32))}
-OPS = ("cholesky", "solve", "inv", "qr", "eigh", "svd", "inv_batched", "cholesky_batched")
+OPS = ("cholesky", "solve", "solve_vec", "solve_mat", "inv", "qr", "eigh", "svd", "inv_batched",
+       "cholesky_batched")
+# right-hand sides of the solves: columns, or None for a vector
+RHS = {"solve": 16, "solve_vec": None, "solve_mat": "n"}
 ROUNDS = {"tiny": 1, "quick": 3, "full": 3}
 
 
@@ -40,10 +44,12 @@ def host_inputs(op, size, dtype):
     a = rng.standard_normal(shape).astype(dtype)
     if op.startswith("cholesky") or op == "eigh":
         a = (a @ np.swapaxes(a, -1, -2) / n + np.eye(n, dtype=dtype)).astype(dtype)
-    elif op in ("solve", "inv", "inv_batched"):
+    elif op in (*RHS, "inv", "inv_batched"):
         a = a + np.float32(np.sqrt(n)) * np.eye(n, dtype=dtype)
-    if op == "solve":
-        return a, rng.standard_normal((n, 16)).astype(dtype)
+    if op in RHS:
+        k = RHS[op]
+        shape = (n,) if k is None else (n, n if k == "n" else k)
+        return a, rng.standard_normal(shape).astype(dtype)
     return (a,)
 
 
@@ -55,6 +61,8 @@ def call(xp, op):
         return lambda a: la.svd(a, full_matrices=False)
     if name == "qr":
         return lambda a: la.qr(a)
+    if name in RHS:
+        return la.solve
     return getattr(la, name)
 
 

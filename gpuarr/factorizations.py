@@ -3,17 +3,21 @@ inverse, Householder QR, on batches of matrices (p, m, n).
 
 Small matrices (n <= the block size) take one kernel launch for the whole batch
 (kernels/linalg.cl.mako): one work-group per matrix on GPUs, one work-item per matrix on CPUs.
-Larger ones run blocked, LAPACK's right-looking way: the diagonal block or panel is factored
-by the same kernels (LU: recursive halves down to leaves; QR: by the host's LAPACK through
-numpy, the MAGMA way), the off-diagonal blocks as GEMMs with the diagonal block's inverse,
-and the trailing updates, where the O(n^3) flops are, by blas.gemm_into. Failures (a
-non-positive pivot, a zero pivot) are flagged on the device, one int per matrix, read back
-once by the caller.
+Larger ones run blocked, LAPACK's right-looking way, with as few launches as the algorithm
+allows (each costs the host ~10 us on NVIDIA's OpenCL): Cholesky's diagonal blocks by one
+kernel, the panel below by the substitution kernel (GPUs) or one GEMM with the block's
+inverse (CPUs); LU's and QR's panels by one kernel each on GPUs (a work-group holding the
+panel's rows in registers; CPUs: recursive halves down to the one-matrix kernels for LU, the
+host's LAPACK for QR, the MAGMA way); the triangular solves and inverses recursive (halves:
+most flops in large GEMMs); the trailing updates, where the O(n^3) flops are, by
+blas.gemm_into. Failures (a non-positive
+pivot, a zero pivot) are flagged on the device, one int per matrix, read back once by the
+caller.
 """
 
 import numpy as np
 
-from . import blas
+from . import blas, manipulation
 from .base import empty, to_device, zeros
 from .kernels import get_program, kernel_from
 from .launch import enqueue
@@ -23,10 +27,43 @@ from .ufuncs import UFUNCS
 __all__ = ["apply_block", "block_size", "geqrf", "getrf", "getri", "getrs", "identity",
            "jacobi_max", "laswp", "orgqr", "potrf", "syevj", "syrk_lower", "trsm"]
 
-# Block sizes (columns of a panel) by device class; matrices up to this size take one launch.
+# Block sizes (Cholesky's diagonal blocks, LU's and QR's panel widths) by device class;
+# matrices up to this size take one launch. GPUs: at most what potrf_leaf's local memory
+# holds (_local_sizes).
 BLOCK = {"gpu": 64, "cpu": 64}
-# Columns of the LU panel's leaves (the one-work-group kernel); wider panels split in halves.
+# Cholesky: the diagonal blocks are grouped in panels of this many blocks; the update right
+# of a panel is one SYRK (split in halves SYRK_DEPTH times, as GEMMs).
+CHOL_OUTER = {"gpu": 4, "cpu": 1}
+SYRK_DEPTH = {"gpu": 1, "cpu": 3}
+# Cholesky's panel below a diagonal block: True, L21^T = conj(L11)^-1 A21^T by the
+# substitution kernel (trsm_tile, many work-groups); False, one GEMM with the block's
+# inverse, which the diagonal block's kernel forms (MAGMA's way). H100, 4096, float32: GPU
+# time 6.75 ms against 8.0 ms.
+CHOL_TRSM = {"gpu": True, "cpu": False}
+# LU: panels (of the block size) grouped in outer panels of this many, whose trailing update
+# is one GEMM (GPUs: GEMMs with k = 64 run far below their peak).
+LU_OUTER = {"gpu": 4, "cpu": 1}
+# QR: block sizes a panel (GPUs: at most PANEL_WIDTH columns).
+QR_BLOCK = {"gpu": 1, "cpu": 1}
+# Triangular solves: leaves of this many block sizes (GPUs: at most trsm_tile's tb).
+TRSM_LEAF = {"gpu": 2, "cpu": 1}
+# Columns of the LU panel's leaves on CPUs (the one-matrix kernel); wider panels split in
+# halves.
 PANEL_LEAF = 16
+# GPU panel kernels (getrf_panel, geqrf_panel): work-items of a work-group (64 for panels of
+# at most 64 rows), 32-bit registers a work-item gives the panel's values (and a quarter of
+# that for a chunk of the rest of the panel), bytes of local memory for a reduction's
+# partial sums, widest panel.
+PANEL_THREADS = 512
+PANEL_WORDS = 64
+PANEL_LOCAL = 32768
+PANEL_WIDTH = 128
+# Rows a work-item holds (the fewest of these that cover the panel): each is a kernel build
+# per dtype, and a panel's time goes to latency more than to rows.
+PANEL_ROWS = (2, 8, 32)
+# Whether the panel kernels' column loops are unrolled (None: everywhere but PoCL, whose
+# compiler takes minutes over them and miscompiles their unrollable form).
+PANEL_UNROLL = None
 # Hermitian eigenproblems up to this size run cyclic Jacobi on the device (one work-item per
 # matrix), larger ones numpy's LAPACK on the host. CPU: measured against numpy (0.5-2x at
 # 8-32); GPU: unmeasured, kept small (a work-item's matrix should stay in cache).
@@ -38,6 +75,21 @@ LOCAL = {"gpu": 256, "cpu": 32}
 PER_ITEM = {"gpu": False, "cpu": True}
 _I32 = np.int32
 _I64 = np.int64
+_MAT = [None, _I64, _I64, _I64, _I64]
+_PIV = [None, _I64, _I64]
+_TYPES = {"potrf_leaf": [_I32] * 3 + _MAT * 3 + [None],
+          "potrf1": [_I32] * 4 + _MAT * 3 + [None],
+          "getrf": [_I32] * 3 + _MAT + _PIV + [None],
+          "laswp": [_I32] * 6 + _MAT + _PIV,
+          "getrs1": [_I32] * 3 + _MAT + _PIV + _MAT,
+          "getrf1": [_I32] * 4 + _MAT + _PIV + [None],
+          "syevj1": [_I32] * 3 + _MAT * 2 + [None, _I64, _I64],
+          "pivots_to_perm": [_I32] * 3 + _PIV + [None],
+          "gather": [_I32] * 3 + _MAT + [None] + _MAT,
+          "trsm": [_I32] * 6 + _MAT * 2,
+          "trsm_tile": [_I32] * 6 + _MAT * 2 + [_I32] + _PIV,
+          "getrf_panel": [_I32] * 3 + _MAT + _PIV + [None],
+          "geqrf_panel": [_I32] * 3 + _MAT * 3 + _PIV}
 
 
 def block_size(ctx):
@@ -48,24 +100,67 @@ def jacobi_max(ctx):
     return JACOBI_MAX[device_class(ctx)]
 
 
+_SIZES = {}
+
+
+def _local_sizes(ctx, dtype):
+    """(nb, tb, cb): the largest n of potrf_leaf, and of trsm_tile with its columns a
+    work-group: powers of two whose local arrays fit the device's local memory (trsm_tile:
+    at most 64 rows, 17 KiB of float32, so that an SM holds several work-groups of a
+    batch)."""
+    key = (ctx.device.cl_device, dtype.itemsize)
+    sizes = _SIZES.get(key)
+    if sizes is None:
+        room = ctx.device.cl_device.local_mem_size - 512
+        item = dtype.itemsize
+        nb = 64 if (64 * 65 + 3 * 64) * item <= room else 32
+        tb, cb = next(((tb, cb) for tb, cb in ((64, 32), (32, 32))
+                       if (tb * (tb + 1) // 2 + tb * (cb + 1) + tb) * item <= room), (16, 32))
+        sizes = _SIZES[key] = (nb, tb, cb)
+    return sizes
+
+
 def _kernel(ctx, name, dtype):
     ls = LOCAL[device_class(ctx)]
-    mat = [None, _I64, _I64, _I64, _I64]
-    types = {"potrf": [_I32, _I32, _I32, *mat, None],
-             "getrf": [_I32, _I32, _I32, *mat, None, _I64, _I64, None],
-             "laswp": [_I32, _I32, _I32, _I32, *mat, None, _I64, _I64],
-             "potrf1": [_I32, _I32, _I32, _I32, *mat, None],
-             "getrs1": [_I32, _I32, _I32, *mat, None, _I64, _I64, *mat],
-             "getrf1": [_I32, _I32, _I32, _I32, *mat, None, _I64, _I64, None],
-             "syevj1": [_I32, _I32, _I32, *mat, *mat, None, _I64, _I64],
-             "trsm": [_I32] * 5 + mat + mat}[name]
     key = ("linalg", name, dtype.name, ls)
     kernel = ctx.kernels.get(key)
     if kernel is None:  # one program per dtype holds every kernel: one build
+        nb, tb, cb = _local_sizes(ctx, dtype)
         program = get_program(ctx, ("linalg", dtype.name, ls), "linalg.cl.mako",
-                              dtype=dtype.name, ls=ls)
-        kernel = kernel_from(ctx, key, program, name, types)
+                              dtype=dtype.name, ls=ls, nb=nb, tb=tb, cb=cb)
+        kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel, ls
+
+
+def _panel_spec(dtype, m, w, qr=False):
+    """(ls, rpt, lw, ch) of the GPU panel kernels for m x w panels (getrf's, or geqrf's with
+    `qr`), None where they don't fit (a work-item's rpt rows of lw columns in PANEL_WORDS
+    registers)."""
+    if w > PANEL_WIDTH or m < w:
+        return None
+    ls, rpt = (64, 1) if m <= 64 else (PANEL_THREADS, next(
+        (r for r in PANEL_ROWS if r * PANEL_THREADS >= m), -(-m // PANEL_THREADS)))
+    words = dtype.itemsize // 4
+    lw = min(8, PANEL_WORDS // (rpt * words), PANEL_LOCAL // (ls * dtype.itemsize))
+    ch = min(4, PANEL_WORDS // 4 // (rpt * words))
+    if qr:
+        ch = min(ch, PANEL_LOCAL // (ls * max(lw, 1) * dtype.itemsize))
+    return (ls, rpt, lw, max(ch, 1)) if lw >= 1 else None
+
+
+def _panel_kernel(ctx, name, dtype, spec):
+    key = ("linalg-panel", name, dtype.name, spec)
+    kernel = ctx.kernels.get(key)
+    if kernel is None:
+        ls, rpt, lw, ch = spec
+        unroll = PANEL_UNROLL
+        if unroll is None:
+            unroll = "Portable Computing Language" not in ctx.device.platform
+        program = get_program(ctx, ("linalg-panel", name, dtype.name, spec, unroll),
+                              "linalg.cl.mako", dtype=dtype.name, ls=ls, part=name,
+                              rpt=rpt, lw=lw, pw=PANEL_WIDTH, ch=ch, unroll=bool(unroll))
+        kernel = kernel_from(ctx, key, program, name, _TYPES[name])
+    return kernel
 
 
 def _mat(x):
@@ -74,43 +169,32 @@ def _mat(x):
     return [x.storage, x.offset // item, *(s // item for s in x.strides)]
 
 
+def _vec(x):
+    """A 2-d array's kernel arguments: storage, element offset, batch stride."""
+    item = x.itemsize
+    return [x.storage, x.offset // item, x.strides[0] // item]
+
+
+def _sub(x, r0, r1, c0, c1):
+    """x[:, r0:r1, c0:c1] of a 3-d array (0 <= r0 <= r1 <= rows, the same for columns),
+    without the indexing machinery: the blocked loops make hundreds of these."""
+    _, sr, sc = x.strides
+    return x._view((x.shape[0], r1 - r0, c1 - c0), x.strides, x.offset + r0 * sr + c0 * sc)
+
+
 def _columns(n, ls):
     return -(-max(n, 1) // ls) * ls
 
 
-def potrf(a, info, base=0):
-    """In-place lower Cholesky of the (p, n, n) view `a` (the lower triangle is read and
-    written; the upper is zeroed when n <= the block size, else keeps what it held);
-    info[b] set at the first failure."""
-    p, n = a.shape[0], a.shape[-1]
-    if p == 0 or n == 0:
-        return a
-    ctx = a.context
-    nb = block_size(ctx)
-    one = PER_ITEM[device_class(ctx)]
-    kernel, ls = _kernel(ctx, "potrf1" if one else "potrf", a.dtype)
-    for k in range(0, n, nb):
-        e = min(k + nb, n)
-        diag = a[:, k:e, k:e]
-        clean = int(n <= nb)
-        if one:
-            enqueue(ctx, kernel, (_columns(p, ls),), (ls,),
-                    [p, e - k, base + k, clean, *_mat(diag), info.storage], (),
-                    (a.storage, info.storage))
-        else:
-            enqueue(ctx, kernel, (ls * p,), (ls,),
-                    [e - k, base + k, clean, *_mat(diag), info.storage], (),
-                    (a.storage, info.storage))
-        if e < n:
-            # L21 = A21 L11^-H as a GEMM with the inverse of the diagonal block (MAGMA's
-            # way: a substitution along A21's rows would read it across, uncoalesced)
-            below = a[:, e:, k:e]
-            inverse = trsm(diag, identity(p, e - k, a.dtype, ctx), lower=True)
-            l21 = empty(below.shape, a.dtype, context=ctx)
-            blas.gemm_into(1, below, _adjoint(inverse), 0, l21)
-            below._assign(l21)
-            syrk_lower(-1, l21, a[:, e:, e:])
-    return a
+def _split(n, leaf):
+    """Where a recursive algorithm splits n > leaf: a multiple of leaf near n / 2."""
+    return -(-(n // 2) // leaf) * leaf
+
+
+def _adjoint(x):
+    """x^H as a GEMM operand: a transposed view (real), a conjugated copy (complex)."""
+    t = x.swapaxes(-1, -2)
+    return UFUNCS["conjugate"](t) if x.dtype.kind == "c" else t
 
 
 def identity(p, n, dtype, ctx):
@@ -121,10 +205,83 @@ def identity(p, n, dtype, ctx):
     return eye
 
 
-def _adjoint(x):
-    """x^H as a GEMM operand: a transposed view (real), a conjugated copy (complex)."""
-    t = x.swapaxes(-1, -2)
-    return UFUNCS["conjugate"](t) if x.dtype.kind == "c" else t
+# ---------------------------------------------------------------- Cholesky
+
+def potrf(a, info):
+    """The lower Cholesky factor L (strict upper triangle zero) of the (p, n, n) array `a`
+    (its lower triangle is read; `a` is overwritten); info[b] set at the first failure."""
+    p, n = a.shape[0], a.shape[-1]
+    if p == 0 or n == 0:
+        return a
+    ctx = a.context
+    cls = device_class(ctx)
+    nb = min(block_size(ctx), _local_sizes(ctx, a.dtype)[0]) if cls == "gpu" else \
+        block_size(ctx)
+    if n <= nb:
+        _potrf_leaf(a, a, None, info, 0)
+        return a
+    if CHOL_TRSM[cls]:
+        return _potrf_in_place(a, info, nb, CHOL_OUTER[cls] * nb, SYRK_DEPTH[cls])
+    low = zeros(a.shape, a.dtype, context=ctx)
+    w = empty((p, nb, nb), a.dtype, context=ctx)
+    outer = CHOL_OUTER[cls] * nb
+    for k0 in range(0, n, outer):
+        e0 = min(k0 + outer, n)
+        for k in range(k0, e0, nb):
+            e = min(k + nb, n)
+            wk = _sub(w, 0, e - k, 0, e - k)
+            _potrf_leaf(_sub(a, k, e, k, e), _sub(low, k, e, k, e), wk if e < n else None,
+                        info, k)
+            if e == n:
+                break
+            # L21 = A21 L11^-H, one GEMM with the diagonal block's inverse (MAGMA's way)
+            l21 = _sub(low, e, n, k, e)
+            blas.gemm_into(1, _sub(a, e, n, k, e), wk, 0, l21)
+            if e < e0:  # the rest of this panel
+                blas.gemm_into(-1, l21, _adjoint(_sub(low, e, e0, k, e)), 1,
+                               _sub(a, e, n, e, e0))
+        if e0 < n:
+            syrk_lower(-1, _sub(low, e0, n, k0, e0), _sub(a, e0, n, e0, n), SYRK_DEPTH[cls])
+    return low
+
+
+def _potrf_in_place(a, info, nb, outer, depth):
+    """potrf's blocked loop in place, the panels below the diagonal blocks by triangular
+    solves on their transposes (true substitutions, a work-group per few of their rows)."""
+    n = a.shape[-1]
+    for k0 in range(0, n, outer):
+        e0 = min(k0 + outer, n)
+        for k in range(k0, e0, nb):
+            e = min(k + nb, n)
+            diag = _sub(a, k, e, k, e)
+            _potrf_leaf(diag, diag, None, info, k)
+            if e == n:
+                break
+            l21 = _sub(a, e, n, k, e)
+            trsm(diag, l21.swapaxes(1, 2), lower=True, conj_t=True)
+            if e < e0:
+                blas.gemm_into(-1, l21, _adjoint(_sub(a, e, e0, k, e)), 1, _sub(a, e, n, e, e0))
+        if e0 < n:
+            syrk_lower(-1, _sub(a, e0, n, k0, e0), _sub(a, e0, n, e0, n), depth)
+    return manipulation.tril(a)
+
+
+def _potrf_leaf(a, low, w, info, base):
+    """low = the Cholesky factor of the (p, n, n) view a (may be a itself), w = its inverse's
+    adjoint (when w is not None); one launch."""
+    p, n = a.shape[0], a.shape[-1]
+    ctx = a.context
+    want = w is not None
+    args = [*_mat(a), *_mat(low), *_mat(w if want else low), info.storage]
+    writes = (low.storage, info.storage) + ((w.storage,) if want else ())
+    if PER_ITEM[device_class(ctx)]:
+        kernel, ls = _kernel(ctx, "potrf1", a.dtype)
+        enqueue(ctx, kernel, (_columns(p, ls),), (ls,), [p, n, base, int(want), *args],
+                (a.storage,), writes)
+    else:
+        kernel, ls = _kernel(ctx, "potrf_leaf", a.dtype)
+        enqueue(ctx, kernel, (ls * p,), (ls,), [n, base, int(want), *args], (a.storage,),
+                writes)
 
 
 def syrk_lower(alpha, x, c, depth=3):
@@ -134,11 +291,14 @@ def syrk_lower(alpha, x, c, depth=3):
     if depth == 0 or m <= 128:
         blas.gemm_into(alpha, x, _adjoint(x), 1, c)
         return
-    h = m // 2
-    syrk_lower(alpha, x[:, :h], c[:, :h, :h], depth - 1)
-    blas.gemm_into(alpha, x[:, h:], _adjoint(x[:, :h]), 1, c[:, h:, :h])
-    syrk_lower(alpha, x[:, h:], c[:, h:, h:], depth - 1)
+    h, k = m // 2, x.shape[2]
+    top, bottom = _sub(x, 0, h, 0, k), _sub(x, h, m, 0, k)
+    syrk_lower(alpha, top, _sub(c, 0, h, 0, h), depth - 1)
+    blas.gemm_into(alpha, bottom, _adjoint(top), 1, _sub(c, h, m, 0, h))
+    syrk_lower(alpha, bottom, _sub(c, h, m, h, m), depth - 1)
 
+
+# ---------------------------------------------------------------- LU
 
 def getrf(a, piv, info):
     """In-place LU with partial pivoting of the (p, m, n) view `a`; piv (p, min(m, n)) int32
@@ -147,48 +307,54 @@ def getrf(a, piv, info):
     kmin = min(m, n)
     if p == 0 or kmin == 0:
         return a
-    ctx = a.context
-    nb = block_size(ctx)
+    nb = block_size(a.context)
     if n <= nb and m <= nb:  # one launch for the batch
         _panel(a, piv, info, 0, leaf=n)
         return a
-    for k in range(0, kmin, nb):
-        e = min(k + nb, kmin)
-        pk = piv[:, k:e]
-        _panel(a[:, k:, k:e], pk, info, k)
-        if k:
-            laswp(a[:, k:, :k], pk, k)
-        if e < n:
-            laswp(a[:, k:, e:], pk, k)
-            # U12 = L11^-1 A12 as a GEMM with L11's inverse (unit lower, |l| <= 1 by the
-            # pivoting: MAGMA's way; the substitution kernel runs one column per work-item)
-            inverse = trsm(a[:, k:e, k:e], identity(p, e - k, a.dtype, ctx), lower=True,
-                           unit=True)
-            u12 = a[:, k:e, e:]
-            product = empty(u12.shape, a.dtype, context=ctx)
-            u12._assign(blas.gemm_into(1, inverse, u12, 0, product))
-            if e < m:
-                blas.gemm_into(-1, a[:, e:, k:e], a[:, k:e, e:], 1, a[:, e:, e:])
+    outer = LU_OUTER[device_class(a.context)] * nb
+    for k0 in range(0, kmin, outer):
+        e0 = min(k0 + outer, kmin)
+        for k in range(k0, e0, nb):
+            e = min(k + nb, kmin)
+            pk = piv[:, k:e]
+            _panel(_sub(a, k, m, k, e), pk, info, k)
+            laswp(_sub(a, k, m, 0, n), pk, k, skip=(k, e))  # the panel swapped its columns
+            if e < e0:  # the rest of the outer panel
+                u12 = _sub(a, k, e, e, e0)
+                trsm(_sub(a, k, e, k, e), u12, lower=True, unit=True)
+                blas.gemm_into(-1, _sub(a, e, m, k, e), u12, 1, _sub(a, e, m, e, e0))
+        if e0 < n:
+            u12 = _sub(a, k0, e0, e0, n)
+            trsm(_sub(a, k0, e0, k0, e0), u12, lower=True, unit=True)
+            if e0 < m:
+                blas.gemm_into(-1, _sub(a, e0, m, k0, e0), u12, 1, _sub(a, e0, m, e0, n))
     return a
 
 
 def _panel(a, piv, info, base, leaf=None):
-    """LU of the panel `a` (p, rows, w), rows >= w, whose first row and column are row and
-    column `base` of the matrix: recursive halves (LAPACK's getrf2), the leaves (PANEL_LEAF
-    columns, or `leaf`) by the one-matrix kernel, the rest triangular solves and GEMMs."""
+    """LU of the panel `a` (p, rows, w), its row swaps applied to all its columns; its first
+    row and column are row and column `base` of the matrix. GPUs: one launch (getrf_panel)
+    where it fits; else recursive halves (LAPACK's getrf2), the leaves (PANEL_LEAF columns,
+    or `leaf`) by the one-matrix kernel, the rest triangular solves and GEMMs."""
     p, m, w = a.shape
+    ctx = a.context
+    item = piv.itemsize
+    tail = [*_mat(a), piv.storage, piv.offset // item, piv.strides[0] // item, info.storage]
+    writes = (a.storage, piv.storage, info.storage)
+    gpu = not PER_ITEM[device_class(ctx)]
+    spec = gpu and _panel_spec(a.dtype, m, w)
+    if spec:
+        kernel = _panel_kernel(ctx, "getrf_panel", a.dtype, spec)
+        enqueue(ctx, kernel, (spec[0] * p,), (spec[0],), [m, w, base, *tail], (), writes)
+        return
     if w <= (leaf or PANEL_LEAF):
-        ctx = a.context
-        item = piv.itemsize
-        tail = [*_mat(a), piv.storage, piv.offset // item, piv.strides[0] // item, info.storage]
-        if PER_ITEM[device_class(ctx)]:
+        if gpu:
+            kernel, ls = _kernel(ctx, "getrf", a.dtype)
+            enqueue(ctx, kernel, (ls * p,), (ls,), [m, w, base, *tail], (), writes)
+        else:
             kernel, ls = _kernel(ctx, "getrf1", a.dtype)
             enqueue(ctx, kernel, (_columns(p, ls),), (ls,), [p, m, w, base, *tail], (),
-                    (a.storage, piv.storage, info.storage))
-        else:
-            kernel, ls = _kernel(ctx, "getrf", a.dtype)
-            enqueue(ctx, kernel, (ls * p,), (ls,), [m, w, base, *tail], (),
-                    (a.storage, piv.storage, info.storage))
+                    writes)
         return
     h = w // 2
     _panel(a[:, :, :h], piv[:, :h], info, base)
@@ -200,65 +366,127 @@ def _panel(a, piv, info, base, leaf=None):
     laswp(a[:, h:, :h], piv[:, h:], base + h)
 
 
-def laswp(b, piv, rows_base=0, reverse=False):
+def laswp(b, piv, rows_base=0, reverse=False, skip=(0, 0)):
     """The row swaps of piv (p, k) (rows numbered from rows_base) applied to b (p, r, c), in
-    order or, with `reverse`, last first."""
+    order or, with `reverse`, last first; the columns in [skip[0], skip[1]) are left."""
     p, _, c = b.shape
-    if p == 0 or c == 0 or piv.shape[1] == 0:
+    ncols = c - (skip[1] - skip[0])
+    if p == 0 or ncols <= 0 or piv.shape[1] == 0:
         return b
     ctx = b.context
     kernel, ls = _kernel(ctx, "laswp", b.dtype)
-    ls = min(ls, -(-c // 32) * 32)
-    item = piv.itemsize
-    enqueue(ctx, kernel, (_columns(c, ls), p), (ls, 1),
-            [rows_base, piv.shape[1], c, int(reverse), *_mat(b), piv.storage, piv.offset // item,
-             piv.strides[0] // item], (piv.storage,), (b.storage,))
+    ls = min(ls, -(-ncols // 32) * 32)
+    enqueue(ctx, kernel, (_columns(ncols, ls), p), (ls, 1),
+            [rows_base, piv.shape[1], ncols, int(reverse), *skip, *_mat(b), *_vec(piv)],
+            (piv.storage,), (b.storage,))
     return b
 
 
-def trsm(t, b, lower, unit=False, conj_t=False):
+def _permuted(b, piv, by_cols=False, reverse=False):
+    """b with piv's swaps (p, n) applied to its rows (or columns, last swap first with
+    `reverse`): in place by laswp for n up to the block size, else one gather into a new
+    array (a swap at a time would run n steps per column)."""
+    p, r, c = b.shape
+    n = piv.shape[1]
+    if n <= block_size(b.context) or p == 0 or r == 0 or c == 0:
+        view = b.swapaxes(1, 2) if by_cols else b
+        laswp(view, piv, reverse=reverse)
+        return b
+    ctx = b.context
+    perm = empty((p, n), np.int32, context=ctx)
+    kernel, ls = _kernel(ctx, "pivots_to_perm", b.dtype)
+    enqueue(ctx, kernel, (_columns(n, ls), p), (ls, 1),
+            [p, n, int(reverse), *_vec(piv), perm.storage], (piv.storage,), (perm.storage,))
+    out = empty(b.shape, b.dtype, context=ctx)
+    kernel, ls = _kernel(ctx, "gather", b.dtype)
+    ls = min(ls, -(-c // 32) * 32)
+    enqueue(ctx, kernel, (_columns(c, ls), r, p), (ls, 1, 1),
+            [r, c, int(by_cols), *_mat(b), perm.storage, *_mat(out)],
+            (b.storage, perm.storage), (out.storage,))
+    return out
+
+
+def _trsm_leaf(ctx, dtype):
+    cls = device_class(ctx)
+    leaf = BLOCK[cls] * TRSM_LEAF[cls]
+    return min(leaf, _local_sizes(ctx, dtype)[1]) if cls == "gpu" else leaf
+
+
+def _trsm_kernel(t, b, lower, unit, conj_t, ident=False, dg=None):
+    """b = t^-1 b (or t^-1 with `ident`) for n up to the leaf size: one launch. GPUs: with
+    dg (p, n), the diagonal's inverses are dg's (larft)."""
+    p, n, r = b.shape
+    ctx = b.context
+    args = [n, r, int(lower), int(unit), int(conj_t), int(ident), *_mat(t), *_mat(b)]
+    if PER_ITEM[device_class(ctx)]:
+        kernel, ls = _kernel(ctx, "trsm", b.dtype)
+        ls = min(ls, -(-r // 32) * 32)  # few right-hand sides: narrow work-groups
+        size = (_columns(r, ls), p)
+    else:
+        kernel, ls = _kernel(ctx, "trsm_tile", b.dtype)
+        size = (-(-r // _local_sizes(ctx, b.dtype)[2]) * ls, p)
+        args += [0, b.storage, 0, 0] if dg is None else [1, *_vec(dg)]
+    enqueue(ctx, kernel, size, (ls, 1), args, (t.storage,), (b.storage,))
+
+
+def trsm(t, b, lower, unit=False, conj_t=False, dg=None):
     """b = t^-1 b in place (t: (p or 1, n, n) lower or upper triangular, b: (p, n, r));
-    conj_t: conj(t). Blocked for n above the block size: the diagonal blocks by the kernel,
-    the rest as GEMMs."""
+    conj_t: conj(t); dg (p, n), GPUs: the diagonal's inverses (t's diagonal unread).
+    Recursive halves above the leaf size: the leaves by the kernel, the rest one GEMM a
+    level."""
     p, n, r = b.shape
     if p == 0 or n == 0 or r == 0:
         return b
-    ctx = b.context
-    nb = block_size(ctx)
     if t.shape[0] != p:
         t = t._view((p, n, n), (0, *t.strides[1:]))
-    if n > nb:
-        order = range(0, n, nb) if lower else reversed(range(0, n, nb))
-        for k in order:
-            e = min(k + nb, n)
-            trsm(t[:, k:e, k:e], b[:, k:e], lower, unit, conj_t)
-            rest = slice(e, n) if lower else slice(0, k)
-            if rest.start < rest.stop:
-                tk = t[:, rest, k:e]
-                if conj_t and t.dtype.kind == "c":
-                    tk = UFUNCS["conjugate"](tk)
-                blas.gemm_into(-1, tk, b[:, k:e], 1, b[:, rest])
+    leaf = _trsm_leaf(b.context, b.dtype)
+    if n <= leaf:
+        _trsm_kernel(t, b, lower, unit, conj_t, dg=dg)
         return b
-    kernel, ls = _kernel(ctx, "trsm", b.dtype)
-    ls = min(ls, -(-r // 32) * 32)  # few right-hand sides: narrow work-groups, more of them
-    enqueue(ctx, kernel, (_columns(r, ls), p), (ls, 1),
-            [n, r, int(lower), int(unit), int(conj_t), *_mat(t), *_mat(b)],
-            (t.storage,), (b.storage,))
+    h = _split(n, leaf)
+    top, bottom = _sub(b, 0, h, 0, r), _sub(b, h, n, 0, r)
+    first, second = (top, bottom) if lower else (bottom, top)
+    t11, t22 = _sub(t, 0, h, 0, h), _sub(t, h, n, h, n)
+    d1, d2 = (None, None) if dg is None else (dg[:, :h], dg[:, h:])
+    trsm(t11 if lower else t22, first, lower, unit, conj_t, d1 if lower else d2)
+    off = _sub(t, h, n, 0, h) if lower else _sub(t, 0, h, h, n)
+    if conj_t and t.dtype.kind == "c":
+        off = UFUNCS["conjugate"](off)
+    blas.gemm_into(-1, off, first, 1, second)
+    trsm(t22 if lower else t11, second, lower, unit, conj_t, d2 if lower else d1)
     return b
 
 
+def _trtri_unit_lower(t, x):
+    """x = t^-1 for unit lower triangular t (p, n, n); x's strict upper triangle must be
+    zero. Recursive halves: X21 = -X22 T21 X11, two GEMMs a level."""
+    p, n, _ = t.shape
+    leaf = _trsm_leaf(t.context, t.dtype)
+    if n <= leaf:
+        _trsm_kernel(t, x, True, True, False, ident=True)
+        return x
+    h = _split(n, leaf)
+    x11, x22 = _sub(x, 0, h, 0, h), _sub(x, h, n, h, n)
+    _trtri_unit_lower(_sub(t, 0, h, 0, h), x11)
+    _trtri_unit_lower(_sub(t, h, n, h, n), x22)
+    tmp = empty((p, n - h, h), t.dtype, context=t.context)
+    blas.gemm_into(1, _sub(t, h, n, 0, h), x11, 0, tmp)
+    blas.gemm_into(-1, x22, tmp, 0, _sub(x, h, n, 0, h))
+    return x
+
+
 def getrs(lu, piv, b):
-    """b = A^-1 b in place from A's LU factors (getrf's lu and piv); b: (p, n, r)."""
+    """A^-1 b from A's LU factors (getrf's lu and piv), b: (p, n, r); b is overwritten, the
+    solution returned (b itself or a new array)."""
     p, n, r = b.shape
     ctx = b.context
     if PER_ITEM[device_class(ctx)] and n <= block_size(ctx) and p * r:
         kernel, ls = _kernel(ctx, "getrs1", b.dtype)
-        item = piv.itemsize
         enqueue(ctx, kernel, (_columns(p, ls),), (ls,),
-                [p, n, r, *_mat(lu), piv.storage, piv.offset // item, piv.strides[0] // item,
-                 *_mat(b)], (lu.storage, piv.storage), (b.storage,))
+                [p, n, r, *_mat(lu), *_vec(piv), *_mat(b)], (lu.storage, piv.storage),
+                (b.storage,))
         return b
-    laswp(b, piv)
+    b = _permuted(b, piv)
     trsm(lu, b, lower=True, unit=True)
     trsm(lu, b, lower=False)
     return b
@@ -266,21 +494,18 @@ def getrs(lu, piv, b):
 
 def getri(lu, piv):
     """A^-1 from A's LU factors, LAPACK's way (~2 n^3 flops with the factorization, where
-    solving with the identity takes ~2.7): inv(U) inv(L) P, the zeros of inv(L) skipped."""
+    solving with the identity takes ~2.7): inv(U) inv(L) P, inv(L) recursive."""
     p, n, _ = lu.shape
     ctx = lu.context
-    x = identity(p, n, lu.dtype, ctx)
-    nb = block_size(ctx)
-    if n <= nb or p == 0:
-        return getrs(lu, piv, x)
-    for k in range(0, n, nb):  # inv(L), lower triangular: block row k has columns < e
-        e = min(k + nb, n)
-        trsm(lu[:, k:e, k:e], x[:, k:e, :e], lower=True, unit=True)
-        if e < n:
-            blas.gemm_into(-1, lu[:, e:, k:e], x[:, k:e, :e], 1, x[:, e:, :e])
+    if n <= block_size(ctx) or p == 0:
+        return getrs(lu, piv, identity(p, n, lu.dtype, ctx))
+    x = zeros((p, n, n), lu.dtype, context=ctx)
+    _trtri_unit_lower(lu, x)
     trsm(lu, x, lower=False)
-    return laswp(x.swapaxes(1, 2), piv, reverse=True).swapaxes(1, 2)
+    return _permuted(x, piv, by_cols=True, reverse=True)
 
+
+# ---------------------------------------------------------------- eigenvalues
 
 def syevj(a, upper=False):
     """(eigenvalues ascending (p, n), eigenvectors (p, n, n)) of the Hermitian matrices of
@@ -324,33 +549,67 @@ def _reflectors(h, rows):
     return v
 
 
+def _host_panel(a, k, e):
+    """QR of the panel a[:, k:, k:e] by the host's LAPACK (numpy): R into a, and the block
+    reflector's (V, T, T^H, V^H) on the device."""
+    ctx = a.context
+    h, tau = np.linalg.qr(a[:, k:, k:e].get(), mode="raw")
+    v = _reflectors(h, a.shape[1] - k)
+    t = _larft(v, tau)
+    a[:, k:, k:e] = np.triu(h.swapaxes(1, 2))
+    return (to_device(v, ctx), to_device(t, ctx),
+            to_device(np.ascontiguousarray(np.conj(t.swapaxes(1, 2))), ctx),
+            to_device(np.ascontiguousarray(np.conj(v.swapaxes(1, 2))), ctx))
+
+
+def _device_panel(a, k, e, spec):
+    """QR of the panel a[:, k:, k:e] by geqrf_panel (one launch), then T from V^H V (a GEMM)
+    by larft: (V, T, T^H, V^H) on the device."""
+    p, m, _ = a.shape
+    ctx, dt = a.context, a.dtype
+    rows, w = m - k, e - k
+    panel = _sub(a, k, m, k, e)
+    v = empty((p, rows, w), dt, context=ctx)
+    vh = empty((p, w, rows), dt, context=ctx) if dt.kind == "c" else None
+    tau = empty((p, w), dt, context=ctx)
+    kernel = _panel_kernel(ctx, "geqrf_panel", dt, spec)
+    enqueue(ctx, kernel, (spec[0] * p,), (spec[0],),
+            [rows, w, int(vh is not None), *_mat(panel), *_mat(v), *_mat(v if vh is None else vh),
+             *_vec(tau)], (), (a.storage, v.storage, tau.storage) +
+            (() if vh is None else (vh.storage,)))
+    if vh is None:
+        vh = v.swapaxes(1, 2)
+    gram = empty((p, w, w), dt, context=ctx)
+    blas.gemm_into(1, vh, v, 0, gram)
+    # LAPACK's larft: T^-1 = diag(1 / tau) + the strict upper triangle of V^H V
+    if w <= _trsm_leaf(ctx, dt):
+        t = empty((p, w, w), dt, context=ctx)
+        _trsm_kernel(gram, t, False, False, False, ident=True, dg=tau)
+    else:
+        t = trsm(gram, identity(p, w, dt, ctx), lower=False, dg=tau)
+    return v, t, _adjoint(t), vh
+
+
 def geqrf(a):
     """In-place Householder QR of the (p, m, n) contiguous array `a`: R on and above the
-    diagonal; returns the blocks [(k, V, T)] of reflectors (device arrays) whose product
-    is Q. Panels are factored on the host (numpy's LAPACK), trailing updates are GEMMs."""
+    diagonal; returns the blocks [(k, V, T, V^H)] of reflectors (device arrays) whose
+    product is Q. Panels by geqrf_panel on GPUs (where it fits), else by the host's LAPACK;
+    the trailing updates are GEMMs."""
     p, m, n = a.shape
     kmin = min(m, n)
     ctx = a.context
-    nb = block_size(ctx)
+    nb = QR_BLOCK[device_class(ctx)] * block_size(ctx)
+    gpu = not PER_ITEM[device_class(ctx)]
     blocks = []
     if p == 0:
         return blocks
     for k in range(0, kmin, nb):
         e = min(k + nb, kmin)
-        panel = a[:, k:, k:e].get()
-        h, tau = np.linalg.qr(panel, mode="raw")
-        r = np.triu(h.swapaxes(1, 2))
-        v = _reflectors(h, m - k)
-        t = _larft(v, tau)
-        # R of the panel into a, zeros below it (V is kept aside)
-        a[:, k:, k:e] = r
-        vd, td = to_device(v, ctx), to_device(t, ctx)
-        blocks.append((k, vd, td))
+        spec = gpu and _panel_spec(a.dtype, m - k, e - k, qr=True)
+        v, t, th, vh = _device_panel(a, k, e, spec) if spec else _host_panel(a, k, e)
+        blocks.append((k, v, t, vh))
         if e < n:
-            c = a[:, k:, e:]
-            vh = to_device(np.ascontiguousarray(np.conj(v.swapaxes(1, 2))), ctx)
-            th = to_device(np.ascontiguousarray(np.conj(t.swapaxes(1, 2))), ctx)
-            apply_block(vd, th, vh, c)
+            apply_block(v, th, vh, _sub(a, k, m, e, n))
     return blocks
 
 
@@ -370,10 +629,8 @@ def orgqr(blocks, p, m, cols, dtype, ctx):
     q = zeros((p, m, cols), dtype, context=ctx)
     if p == 0 or m == 0 or cols == 0:
         return q
-    eye = np.zeros((m, cols), dtype)
-    np.fill_diagonal(eye, 1)
-    q.set(np.ascontiguousarray(np.broadcast_to(eye, (p, m, cols))))
-    for k, v, t in reversed(blocks):
-        vh = _adjoint(v).copy() if dtype.kind == "c" else v.swapaxes(1, 2)
-        apply_block(v, t, vh, q[:, k:, k:])
+    st = q.strides
+    q._view((p, min(m, cols)), (st[0], st[1] + st[2])).fill(1)
+    for k, v, t, vh in reversed(blocks):
+        apply_block(v, t, vh, _sub(q, k, m, k, cols))
     return q

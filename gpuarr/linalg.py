@@ -288,11 +288,10 @@ def cholesky(x, /, *, upper=False):
     x, dt = _stack(x, "cholesky")
     a = _work(x, dt)
     info = _info(a, a.shape[0])
-    factorizations.potrf(a, info)
+    low = factorizations.potrf(a, info)
     _raise_info(info, x.shape[:-2], "cholesky",
                 lambda k: f"Matrix is not positive definite: the leading minor of order {k} "
                           f"is not positive")
-    low = a if a.shape[-1] <= factorizations.block_size(a.context) else manipulation.tril(a)
     if upper:
         low = _adjoint(low).copy()
     return low.reshape(x.shape)
@@ -337,8 +336,7 @@ def solve(x1, x2, /):
     info = _info(lu, lu.shape[0])
     factorizations.getrf(lu, piv, info)
     _raise_info(info, batch, "solve", _singular)
-    factorizations.getrs(lu, piv, rhs)
-    return rhs.reshape(shape)
+    return factorizations.getrs(lu, piv, rhs).reshape(shape)
 
 
 def inv(x, /):
@@ -651,8 +649,8 @@ def lu_solve(lu_and_piv, b, /, trans=0):
     dt = np.result_type(dt, _dtype(b, "lu_solve"))
     lw, rhs = _work(lu, dt, batch), _work(bm, dt, batch)
     pw = broadcast_to(asarray(piv), (*batch, n)).astype(np.int32, order="C").reshape(-1, n)
-    factorizations.getrs(lw, pw, rhs)
-    return rhs.reshape((*batch, n) if vector else (*batch, n, k))
+    x = factorizations.getrs(lw, pw, rhs)
+    return x.reshape((*batch, n) if vector else (*batch, n, k))
 
 
 def solve_triangular(a, b, /, *, lower=False, trans=0, unit_diagonal=False):

@@ -425,6 +425,80 @@ def test_blocked_paths_at_the_device_block_size(ctx, monkeypatch):
     assert rel(norm2(q.get() @ r.get() - a[:, :, :7]), norm2(a)) < 1e-13
 
 
+def lu_pivots(a):
+    """LAPACK's partial pivoting (largest |re| + |im|, the first such row) in numpy."""
+    a = np.array(a, dtype=np.complex128)
+    piv = []
+    for k in range(a.shape[0]):
+        p = k + int(np.argmax(np.abs(a[k:, k].real) + np.abs(a[k:, k].imag)))
+        piv.append(p)
+        a[[k, p]] = a[[p, k]]
+        if a[k, k] != 0:
+            a[k + 1:, k] /= a[k, k]
+            a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+    return piv
+
+
+@pytest.fixture
+def gpu_kernels(monkeypatch):
+    """The GPU algorithms (work-group leaves, register-resident panels) on any device."""
+    monkeypatch.setattr(factorizations, "device_class", lambda c: "gpu")
+
+
+def check_gpu_algorithms(ctx, dt, n):
+    a = rand((2, n, n), dt, n) + 2 * np.eye(n, dtype=dt)
+    tol = 30 * n * eps(dt)
+    s = spd((2, n, n), dt, 1)
+    low = la.cholesky(g(ctx, s)).get()
+    assert np.all(np.triu(low, 1) == 0)
+    assert rel(norm2(low @ adj(low) - s), norm2(s)) < tol
+    b = rand((2, n, 3), dt, 2)
+    x = la.solve(g(ctx, a), g(ctx, b)).get()
+    assert rel(norm2(a @ x - b), norm2(a) * norm2(x)) < tol
+    ai = la.inv(g(ctx, a)).get()
+    assert rel(norm2(a @ ai - np.eye(n)), norm2(a) * norm2(ai)) < tol
+    assert la.lu_factor(g(ctx, a))[1].get()[1].tolist() == lu_pivots(a[1])
+    for m, k in ((n + 9, n), (n - 9, n)):  # tall and wide
+        aq = rand((2, m, k), dt, m)
+        q, r = (y.get() for y in la.qr(g(ctx, aq)))
+        assert rel(norm2(q @ r - aq), norm2(aq)) < tol
+        assert rel(norm2(adj(q) @ q - np.eye(min(m, k))), 1) < tol
+        assert np.all(np.tril(r, -1) == 0)
+
+
+@pytest.mark.parametrize(("dt", "n"), [(np.float32, 150), (np.complex128, 130)])
+def test_gpu_algorithms(ctx, gpu_kernels, dt, n):
+    """Blocked Cholesky (potrf_leaf), LU (getrf_panel, trsm_tile, the pivots as one gather),
+    QR (geqrf_panel, larft as a triangular solve) as GPUs run them."""
+    need(ctx, dt)
+    check_gpu_algorithms(ctx, dt, n)
+
+
+def test_gpu_small_leaves_and_fallbacks(ctx, gpu_kernels, monkeypatch):
+    """Leaves of 16 (larft of a wider panel by the recursive solve), blocks of 32 (LU's
+    and Cholesky's outer panels and their trailing updates), Cholesky's panels by the
+    diagonal blocks' inverses, then panels too tall for the registers (the recursive LU
+    panel, the host's QR panels); failures found past the first block."""
+    need(ctx, np.float64)
+    sizes = factorizations._local_sizes
+    monkeypatch.setattr(factorizations, "_local_sizes", lambda c, d: (16, 16, sizes(c, d)[2]))
+    monkeypatch.setitem(factorizations.BLOCK, "gpu", 32)
+    monkeypatch.setitem(factorizations.LU_OUTER, "gpu", 2)
+    monkeypatch.setitem(factorizations.CHOL_OUTER, "gpu", 2)
+    monkeypatch.setitem(factorizations.CHOL_TRSM, "gpu", False)  # L21 by the inverse
+    check_gpu_algorithms(ctx, np.float64, 100)
+    monkeypatch.setattr(factorizations, "PANEL_WORDS", 1)
+    check_gpu_algorithms(ctx, np.float64, 100)
+    a = rand((2, 100, 100), np.float64, 3)
+    a[1, :, 70] = 0
+    with pytest.raises(np.linalg.LinAlgError, match=r"U\[70, 70\].*\(1,\)"):
+        la.inv(g(ctx, a))
+    s = spd((100, 100), np.float64, 4)
+    s[80, 80] = -1e3
+    with pytest.raises(np.linalg.LinAlgError, match="order 81"):
+        la.cholesky(g(ctx, s))
+
+
 # ---------------------------------------------------------------- errors and dispatch
 
 def test_errors(ctx):

@@ -1,29 +1,58 @@
-## Kernels of gpuarr/factorizations.py: unblocked factorizations and triangular solves, one
-## work-group per matrix of a batch (the batched small-matrix path, and the diagonal blocks
-## and panels of the blocked algorithms, whose trailing updates are GEMMs).
-## Inputs: dtype ('float32', 'float64', 'complex64', 'complex128'), ls (the work-group size).
+## Kernels of gpuarr/factorizations.py: unblocked factorizations and triangular solves of whole
+## small matrices (a batch: one work-group or work-item per matrix) and of the diagonal blocks
+## and panels of the blocked algorithms, whose updates are GEMMs.
+## Inputs: dtype ('float32', 'float64', 'complex64', 'complex128'), ls (the work-group size),
+## part: 'main' (every kernel below but the panels), 'getrf_panel' or 'geqrf_panel' (that
+## kernel, of one shape: rpt, lw, pw, ch, unroll); main: nb (potrf_leaf's largest n), tb and
+## cb (trsm_tile's largest n, and columns a work-group).
 ## Every matrix argument is (pointer, offset, batch stride, row stride, column stride) in
 ## elements; sizes, flags and offsets are arguments, so one build serves every shape.
-## Defines:
-##   potrf(n, base, clean, a..., info): in-place lower Cholesky of each n x n matrix (reads and
-##     writes the lower triangle); info[b] = base + k + 1 at the first non-positive pivot k.
+## Defines (part 'main'):
+##   potrf_leaf(n, base, want_w, a..., l..., w..., info): the lower Cholesky factor L of each
+##     n x n matrix a (n <= nb; its lower triangle is read) into l (strict upper triangle 0;
+##     l may be a), and with want_w W = L^-H into w; info[b] = base + k + 1 at the first
+##     non-positive pivot k. One work-group per matrix, the matrix in local memory.
+##   potrf1(count, n, base, want_w, a..., l..., w..., info): the same, one work-item per matrix.
 ##   getrf(m, n, base, a..., piv, piv_off, piv_sb, info): in-place LU with partial pivoting
-##     of each m x n matrix (LAPACK's getf2); piv[b, k] = base + the row swapped with row k;
-##     info[b] = base + k + 1 at the first exactly zero pivot (the factorization goes on).
-##   laswp(rows_base, npiv, ncols, reverse, a..., piv, piv_off, piv_sb): the row swaps of
-##     piv[0:npiv] (minus rows_base) applied in order (last first when `reverse`) to the
-##     columns of a; work-items over columns.
-##   potrf1(count, n, base, clean, a..., info), getrf1(count, m, n, base, a..., piv, piv_off,
-##     piv_sb, info), getrs1(count, n, nrhs, lu..., piv, piv_off, piv_sb, b...) (b = A^-1 b from
-##     A's LU factors): one work-item per matrix (count matrices), no barriers: for CPUs.
-##   potrf's `clean` zeroes the strict upper triangle once the factor is complete.
+##     of each m x n matrix (LAPACK's getf2) from global memory, one work-group per matrix;
+##     piv[b, k] = base + the row swapped with row k; info[b] = base + k + 1 at the first
+##     exactly zero pivot (the factorization goes on).
+##   getrf1(count, m, n, base, a..., piv, piv_off, piv_sb, info), getrs1(count, n, nrhs,
+##     lu..., piv, piv_off, piv_sb, b...) (b = A^-1 b from A's LU factors): one work-item per
+##     matrix (count matrices), no barriers: for CPUs.
+##   laswp(rows_base, npiv, ncols, reverse, skip0, skip1, a..., piv, piv_off, piv_sb): the
+##     row swaps of piv[0:npiv] (minus rows_base) applied in order (last first when
+##     `reverse`) to the columns of a but those in [skip0, skip1); work-items over columns.
+##   pivots_to_perm(count, n, reverse, piv, piv_off, piv_sb, perm): perm[b] (n ints a matrix)
+##     = the positions 0..n-1 after piv's swaps, in order or last first: the row (column)
+##     permutation as one gather. Work-items over (positions, batch).
+##   gather(rows, cols, by_cols, x..., perm, y...): y[i][j] = x[perm[i]][j] (by rows) or
+##     x[i][perm[j]] (by_cols); work-items over (columns, rows, batch).
+##   trsm(n, nrhs, lower, unit, conj_t, ident, t..., b...): b = t^-1 b in place, t lower or
+##     upper triangular (unit diagonal when `unit`), conj(t) when conj_t; with `ident` b's
+##     input is taken as the identity (not read). Work-items over columns of b.
+##   trsm_tile(trsm's arguments, use_dg, dg, dg_off, dg_sb): the same for n <= tb, one
+##     work-group per cb columns of b, t's triangle and b's columns in local memory (GPUs);
+##     with use_dg the diagonal's inverses are dg[b, i] (t's diagonal is not read): with
+##     t = V^H V, dg = tau, upper and ident, the T of the block reflector H1 ... Hk =
+##     I - V T V^H (T^-1 = diag(1 / tau) + the strict upper triangle of V^H V; tau = 0 gives
+##     T's row and column 0, as LAPACK's larft).
 ##   syevj1(count, n, upper, a..., v..., w, w_off, w_sb): eigenvalues (ascending, into w) and
 ##     eigenvectors (the columns of v) of each Hermitian matrix a (its lower triangle, or the
 ##     upper when `upper`; a is overwritten) by cyclic Jacobi, one work-item per matrix.
-##   trsm(n, nrhs, lower, unit, conj_t, t..., b...): b = t^-1 b in place, t lower or upper
-##     triangular (unit diagonal when `unit`), conj(t) when conj_t. Work-items over columns
-##     of b.
-<%page args="dtype, ls"/>\
+## Defines (parts 'getrf_panel', 'geqrf_panel'): one work-group of ls work-items per matrix,
+## each holding rpt rows (lid + q ls) of lw columns at a time in registers, updating the rest
+## of the panel ch columns at a time; panels of w <= pw columns. `unroll`: the column loop
+## of a block unrolled (GPUs: register arrays need literal indices), else a loop (PoCL):
+##   getrf_panel(m, w, base, a..., piv, piv_off, piv_sb, info): getrf's result for an m x w
+##     panel (m >= w): column blocks of lw factored in registers, the rest of the panel
+##     updated after each block; the row swaps applied to all w columns.
+##   geqrf_panel(m, w, want_vh, a..., v..., vh..., tau, tau_off, tau_sb): Householder QR of
+##     an m x w panel (m >= w), LAPACK's geqr2 (R on and above the diagonal, the reflectors
+##     below, tau), and V explicitly (unit diagonal, zeros above) into v, V^H into vh when
+##     want_vh.
+<%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
+            unroll=True"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -39,6 +68,7 @@ typedef ${R} R;
 #define MUL(a, b) ((T)((a).x * (b).x - (a).y * (b).y, (a).x * (b).y + (a).y * (b).x))
 #define CONJ(a) ((T)((a).x, -(a).y))
 #define RE(a) ((a).x)
+#define IM(a) ((a).y)
 #define ABS1(a) (fabs((a).x) + fabs((a).y))
 #define ISZERO(a) ((a).x == 0 && (a).y == 0)
 #define FROM_R(r) ((T)((r), 0))
@@ -53,6 +83,7 @@ inline T DIV(T a, T b)
 #define MUL(a, b) ((a) * (b))
 #define CONJ(a) (a)
 #define RE(a) (a)
+#define IM(a) ((R)0)
 #define ABS1(a) fabs(a)
 #define ISZERO(a) ((a) == 0)
 #define FROM_R(r) (r)
@@ -64,37 +95,145 @@ inline T DIV(T a, T b)
 #define AT(name, i, j) name[name##_off + bat * name##_sb + (long)(i) * name##_sr \
                             + (long)(j) * name##_sc]
 
-__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
-void potrf(const int n, const int base, const int clean, MAT(a), __global int *info)
+% if part == 'main':
+/* the first i >= lo with i = start (mod step) */
+inline int first_from(const int start, const int step, const int lo)
 {
+    return lo <= start ? start : lo + ((start - lo) % step + step) % step;
+}
+#define NB ${nb}
+#define RSTEP (LS >= NB ? LS / NB : 1)  /* potrf_leaf runs with LS >= NB */
+#define TB ${tb}
+#define CB ${cb}
+#define RG (LS / CB)
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), MAT(w),
+                __global int *info)
+{
+    /* Work-item (jc, i0) owns column jc, rows i0, i0 + RSTEP, ... of the matrix in s. The
+       factorization keeps columns unscaled (s = L diag(L)): one barrier a step. (Measured
+       on H100/H200s against the same steps in registers: as fast for one matrix, and for
+       batches of small ones twice as fast: the registers cut how many work-groups an SM
+       holds.) */
+    __local T s[NB][NB + 1];
+    __local T col[2][NB];
+    __local R dg[NB];
     const long bat = get_group_id(0);
     const int lid = get_local_id(0);
-    for (int k = 0; k < n; ++k) {
-        barrier(CLK_GLOBAL_MEM_FENCE);
-        const R d = RE(AT(a, k, k));
-        if (!(d > 0)) {  /* NaN too */
-            if (lid == 0 && info[bat] == 0)
-                info[bat] = base + k + 1;
-            return;  /* every work-item read the same d */
-        }
-        const R s = sqrt(d);
-        barrier(CLK_GLOBAL_MEM_FENCE);
+    const int jc = lid % NB, i0 = lid / NB;
+    const int mine = jc < n;
+    if (mine)
+        for (int i = first_from(i0, RSTEP, jc); i < n; i += RSTEP)
+            s[i][jc] = AT(a, i, jc);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int k = 0;
+    for (; k < n; ++k) {
+        const R d = RE(s[k][k]);
+        if (!(d > 0))  /* NaN too; every work-item read the same d */
+            break;
         if (lid == 0)
-            AT(a, k, k) = FROM_R(s);
-        for (int i = k + 1 + lid; i < n; i += LS)
-            AT(a, i, k) = AT(a, i, k) / s;
-        barrier(CLK_GLOBAL_MEM_FENCE);
-        const int m = n - k - 1;
-        for (int t = lid; t < m * m; t += LS) {
-            const int i = k + 1 + t / m, j = k + 1 + t % m;
-            if (j <= i)
-                AT(a, i, j) -= MUL(AT(a, i, k), CONJ(AT(a, j, k)));
+            dg[k] = sqrt(d);
+        if (mine && jc > k) {
+            const T f = CONJ(s[jc][k]) / d;
+            for (int i = first_from(i0, RSTEP, jc); i < n; i += RSTEP)
+                s[i][jc] -= MUL(s[i][k], f);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (k < n) {
+        if (lid == 0 && info[bat] == 0)
+            info[bat] = base + k + 1;
+        return;
+    }
+    if (mine)
+        for (int i = i0; i < n; i += RSTEP) {
+            T x = FROM_R(0);
+            if (i == jc) {
+                x = FROM_R(dg[jc]);
+            } else if (i > jc) {
+                x = s[i][jc] / dg[jc];
+                s[i][jc] = x;
+            }
+            AT(l, i, jc) = x;
+        }
+    if (!want_w)
+        return;
+    /* L X = I a column of L at a time, X = diag(1 / dg) Y with Y's strict lower triangle
+       taking L's place in s (column k of L is copied aside, col, the step before) */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (mine && jc == 0)
+        for (int i = first_from(i0, RSTEP, 1); i < n; i += RSTEP)
+            col[0][i] = s[i][0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (k = 0; k < n; ++k) {
+        if (mine && jc == k + 1)
+            for (int i = first_from(i0, RSTEP, k + 2); i < n; i += RSTEP)
+                col[(k + 1) & 1][i] = s[i][k + 1];
+        if (mine && jc <= k) {
+            const R rk = 1 / dg[k];
+            const T y = jc == k ? FROM_R(rk) : s[k][jc] * rk;  /* X[k][jc] */
+            for (int i = first_from(i0, RSTEP, k + 1); i < n; i += RSTEP) {
+                const T lik = col[k & 1][i];
+                if (jc == k)
+                    s[i][jc] = -MUL(lik, y);
+                else
+                    s[i][jc] -= MUL(lik, y);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (mine)
+        for (int i = i0; i < n; i += RSTEP) {
+            T x = FROM_R(0);
+            if (i == jc)
+                x = FROM_R(1 / dg[i]);
+            else if (jc > i)
+                x = CONJ(s[jc][i]) / dg[jc];
+            AT(w, i, jc) = x;
+        }
+}
+
+__kernel void potrf1(const int count, const int n, const int base, const int want_w, MAT(a),
+                     MAT(l), MAT(w), __global int *info)
+{
+    const long bat = get_global_id(0);
+    if (bat >= count)
+        return;
+    /* row by row (Cholesky-Banachiewicz): the inner products run along rows */
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j <= i; ++j) {
+            T x = AT(a, i, j);
+            for (int k = 0; k < j; ++k)
+                x -= MUL(AT(l, i, k), CONJ(AT(l, j, k)));
+            if (j < i) {
+                AT(l, i, j) = x / RE(AT(l, j, j));
+                continue;
+            }
+            const R d = RE(x);
+            if (!(d > 0)) {
+                if (info[bat] == 0)
+                    info[bat] = base + i + 1;
+                return;
+            }
+            AT(l, i, i) = FROM_R(sqrt(d));
+        }
+        for (int j = i + 1; j < n; ++j)
+            AT(l, i, j) = FROM_R(0);
+    }
+    if (!want_w)
+        return;
+    /* W = L^-H: column j of X = L^-1 by substitution, stored conjugated as row j of W */
+    for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < j; ++i)
+            AT(w, j, i) = FROM_R(0);
+        for (int i = j; i < n; ++i) {
+            T x = FROM_R((R)(i == j));
+            for (int k = j; k < i; ++k)
+                x -= MUL(AT(l, i, k), CONJ(AT(w, j, k)));
+            AT(w, j, i) = CONJ(x / RE(AT(l, i, i)));
         }
     }
-    if (clean)
-        for (int t = lid; t < n * n; t += LS)
-            if (t % n > t / n)
-                AT(a, t / n, t % n) = FROM_R(0);
 }
 
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
@@ -160,37 +299,6 @@ void getrf(const int m, const int n, const int base, MAT(a),
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
-}
-
-__kernel void potrf1(const int count, const int n, const int base, const int clean, MAT(a),
-                     __global int *info)
-{
-    const long bat = get_global_id(0);
-    if (bat >= count)
-        return;
-    /* row by row (Cholesky-Banachiewicz): the inner products run along rows */
-    for (int i = 0; i < n; ++i) {
-        for (int j = 0; j <= i; ++j) {
-            T x = AT(a, i, j);
-            for (int k = 0; k < j; ++k)
-                x -= MUL(AT(a, i, k), CONJ(AT(a, j, k)));
-            if (j < i) {
-                AT(a, i, j) = x / RE(AT(a, j, j));
-                continue;
-            }
-            const R d = RE(x);
-            if (!(d > 0)) {
-                if (info[bat] == 0)
-                    info[bat] = base + i + 1;
-                return;
-            }
-            AT(a, i, i) = FROM_R(sqrt(d));
-        }
-    }
-    if (clean)
-        for (int i = 0; i < n; ++i)
-            for (int j = i + 1; j < n; ++j)
-                AT(a, i, j) = FROM_R(0);
 }
 
 __kernel void getrs1(const int count, const int n, const int nrhs, MAT(t),
@@ -274,12 +382,14 @@ __kernel void getrf1(const int count, const int m, const int n, const int base, 
 }
 
 __kernel void laswp(const int rows_base, const int npiv, const int ncols, const int reverse,
-                    MAT(a), __global const int *piv, const long piv_off, const long piv_sb)
+                    const int skip0, const int skip1, MAT(a), __global const int *piv,
+                    const long piv_off, const long piv_sb)
 {
     const long bat = get_global_id(1);
-    const int j = get_global_id(0);
-    if (j >= ncols)
+    const int j0 = get_global_id(0);
+    if (j0 >= ncols)
         return;
+    const int j = j0 < skip0 ? j0 : j0 + (skip1 - skip0);
     for (int s = 0; s < npiv; ++s) {
         const int k = reverse ? npiv - 1 - s : s;
         const int p = piv[piv_off + bat * piv_sb + k] - rows_base;
@@ -291,8 +401,42 @@ __kernel void laswp(const int rows_base, const int npiv, const int ncols, const 
     }
 }
 
+__kernel void pivots_to_perm(const int count, const int n, const int reverse,
+                             __global const int *piv, const long piv_off, const long piv_sb,
+                             __global int *perm)
+{
+    /* After swaps k <-> piv[k] in order, position k holds what position piv[k] held before
+       swap k: the last earlier swap j bringing something to that position (piv[j] = it)
+       took it from position j, and so on back: one backward scan a position. The swaps
+       last first give the inverse permutation. */
+    const int k = get_global_id(0);
+    const long bat = get_global_id(1);
+    if (k >= n)
+        return;
+    __global const int *pv = piv + piv_off + bat * piv_sb;
+    int pos = pv[k];
+    for (int j = k - 1; j >= 0; --j)
+        if (pv[j] == pos)
+            pos = j;
+    if (reverse)
+        perm[bat * n + pos] = k;
+    else
+        perm[bat * n + k] = pos;
+}
+
+__kernel void gather(const int rows, const int cols, const int by_cols, MAT(x),
+                     __global const int *perm, MAT(y))
+{
+    const int j = get_global_id(0), i = get_global_id(1);
+    const long bat = get_global_id(2);
+    if (j >= cols)
+        return;
+    const int src = perm[bat * (by_cols ? cols : rows) + (by_cols ? j : i)];
+    AT(y, i, j) = by_cols ? AT(x, i, src) : AT(x, src, j);
+}
+
 __kernel void trsm(const int n, const int nrhs, const int lower, const int unit,
-                   const int conj_t, MAT(t), MAT(b))
+                   const int conj_t, const int ident, MAT(t), MAT(b))
 {
     const long bat = get_global_id(1);
     const int j = get_global_id(0);
@@ -300,7 +444,7 @@ __kernel void trsm(const int n, const int nrhs, const int lower, const int unit,
         return;
     for (int s = 0; s < n; ++s) {
         const int i = lower ? s : n - 1 - s;
-        T x = AT(b, i, j);
+        T x = ident ? FROM_R((R)(i == j)) : AT(b, i, j);
         const int k0 = lower ? 0 : i + 1, k1 = lower ? i : n;
         for (int k = k0; k < k1; ++k) {
             const T l = AT(t, i, k);
@@ -311,6 +455,55 @@ __kernel void trsm(const int n, const int nrhs, const int lower, const int unit,
             x = DIV(x, conj_t ? CONJ(d) : d);
         }
         AT(b, i, j) = x;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void trsm_tile(const int n, const int nrhs, const int lower, const int unit, const int conj_t,
+               const int ident, MAT(t), MAT(b), const int use_dg, __global const T *dg,
+               const long dg_off, const long dg_sb)
+{
+    /* The triangle of t in tp (packed by rows of the lower triangle; an upper one reversed
+       into it), CB columns of b in bs; work-item (cx, ry) owns column cx, rows ry + RG u.
+       Row k's solution is formed by every work-item from bs (not stored back): one
+       barrier a step. */
+    __local T tp[TB * (TB + 1) / 2];
+    __local T bs[TB][CB + 1];
+    __local T dinv[TB];
+    const long bat = get_group_id(1);
+    const int lid = get_local_id(0);
+    const int cx = lid % CB, ry = lid / CB;
+    const int j = get_group_id(0) * CB + cx;
+    const int live = j < nrhs;
+    for (int i = ry; i < n; i += RG)
+        bs[i][cx] = !live ? FROM_R(0) : ident ? FROM_R((R)(i == j)) : AT(b, i, j);
+    for (int e = lid; e < n * n; e += LS) {
+        const int i = e / n, k = e % n;  /* packed position of (i, k), k <= i */
+        if (lower ? k <= i : k >= i) {
+            const T x = AT(t, i, k);
+            const int pi = lower ? i : n - 1 - i, pk = lower ? k : n - 1 - k;
+            tp[pi * (pi + 1) / 2 + pk] = conj_t ? CONJ(x) : x;
+            if (i == k)
+                dinv[pi] = use_dg ? dg[dg_off + bat * dg_sb + i] : unit ? FROM_R(1) :
+                           DIV(FROM_R(1), conj_t ? CONJ(x) : x);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* in packed (reversed for upper) order: rows s > k depend on row k */
+    for (int k = 0; k < n; ++k) {
+        const int kr = lower ? k : n - 1 - k;
+        const T y = MUL(bs[kr][cx], dinv[k]);
+        if (live && ry == kr % RG)
+            AT(b, kr, j) = y;
+% for u in range(-(-tb // max(1, ls // cb))):
+        {  /* row sr = ry + ${u} RG, solved after row kr */
+            const int sr = ry + ${u * max(1, ls // cb)};
+            const int s = lower ? sr : n - 1 - sr;
+            if (s > k && s < n)
+                bs[sr][cx] -= MUL(tp[s * (s + 1) / 2 + k], y);
+        }
+% endfor
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 
@@ -391,3 +584,452 @@ __kernel void syevj1(const int count, const int n, const int upper, MAT(a), MAT(
         w[w_off + bat * w_sb + i] = RE(AT(a, i, i));
     }
 }
+% else:
+#define RPT ${rpt}
+#define LW ${lw}
+#define PW ${pw}
+#define CH ${ch}
+#define VL (LW * CH)
+#define SUB (LS / 8)
+<%def name="column_loop()">\
+## The columns c of a block. GPUs: unrolled (register arrays need literal indices), and no
+## barrier under a condition (a column past the block runs its barriers with live = 0);
+## PoCL: a loop left by break (its compiler takes minutes over the barriers unrolled, and
+## miscompiles barriers under if (c < bw)).
+% if unroll:
+#pragma unroll
+        for (int c = 0; c < LW; ++c) {
+            const int live = c < bw;
+% else:
+        for (int c = 0; c < LW; ++c) {
+            if (c >= bw)
+                break;
+            const int live = c < bw;  /* (1: not a literal, which compilers warn about) */
+% endif
+</%def>\
+
+% if part == 'getrf_panel':
+/* (v1, r1) is the better pivot candidate than (v2, r2): larger, then the lower row */
+#define BETTER(v1, r1, v2, r2) ((v1) > (v2) || ((v1) == (v2) && (r1) < (r2)))
+
+/* The row of the best pivot candidate (value rv[lid], row ri[lid]) of the work-group:
+   rounds of eight between (rv, ri) and (rv2, ri2). */
+inline int best8(__local R *rv, __local int *ri, __local R *rv2, __local int *ri2)
+{
+    const int lid = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = LS; s > 1; s = (s + 7) / 8) {
+        const int h = (s + 7) / 8;
+        if (lid < h) {
+            R bv = rv[lid];
+            int br = ri[lid];
+            for (int i = 1; i < 8; ++i) {
+                const int o = lid + h * i;
+                if (o < s && BETTER(rv[o], ri[o], bv, br)) {
+                    bv = rv[o];
+                    br = ri[o];
+                }
+            }
+            rv2[lid] = bv;
+            ri2[lid] = br;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        __local R *tv = rv;
+        rv = rv2;
+        rv2 = tv;
+        __local int *ti = ri;
+        ri = ri2;
+        ri2 = ti;
+    }
+    return ri[0];
+}
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void getrf_panel(const int m, const int w, const int base, MAT(a), __global int *piv,
+                 const long piv_off, const long piv_sb, __global int *info)
+{
+    /* Work-item lid holds rows lid + q LS (q < RPT) of LW columns (a block) in v. Per
+       column: the pivot (one reduction), the swap within the block, the rank-1 update in
+       registers. Per block: the block's swaps for the other columns (in local memory, sw),
+       U12 of the block's rows, then the rows below: A22 -= L21 U12, L21 from registers. */
+    __local R rv[LS], rv2[SUB];
+    __local int ri[LS], ri2[SUB];
+    __local T prow[LW], krow[LW];
+    __local T l11[LW][LW];
+    __local int pv[LW], slot[LW];
+    __local T us[LW][PW];
+    __local T sw[2 * LW][PW];
+    const long bat = get_group_id(0);
+    const int lid = get_local_id(0);
+    T v[RPT][LW];
+    for (int c0 = 0; c0 < w; c0 += LW) {
+        const int bw = min(LW, w - c0);
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) {
+            const int r = lid + q * LS;
+#pragma unroll
+            for (int c = 0; c < LW; ++c)
+                v[q][c] = (r < m && c < bw) ? AT(a, r, c0 + c) : FROM_R(0);
+        }
+${column_loop()}\
+            {
+                const int k = c0 + c;
+                /* the largest |re| + |im| of column k from row k (a NaN wins), the first
+                   such row (LAPACK's i?amax) */
+                R best = -1;
+                int where = k;
+#pragma unroll
+                for (int q = 0; q < RPT; ++q) {
+                    const int r = lid + q * LS;
+                    if (r >= k && r < m) {
+                        R x = ABS1(v[q][c]);
+                        if (x != x)
+                            x = INFINITY;
+                        if (x > best) {
+                            best = x;
+                            where = r;
+                        }
+                    }
+                }
+                rv[lid] = best;
+                ri[lid] = where;
+                const int p = best8(rv, ri, rv2, ri2);
+#pragma unroll
+                for (int q = 0; q < RPT; ++q) {
+                    const int r = lid + q * LS;
+                    if (r == p)
+                        for (int cc = 0; cc < LW; ++cc)
+                            prow[cc] = v[q][cc];
+                    if (r == k)
+                        for (int cc = 0; cc < LW; ++cc)
+                            krow[cc] = v[q][cc];
+                }
+                if (lid == 0 && live) {
+                    piv[piv_off + bat * piv_sb + k] = base + p;
+                    pv[c] = p;
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+                const T d = prow[c];
+                const int zero = ISZERO(d);
+                if (live && zero && lid == 0 && info[bat] == 0)
+                    info[bat] = base + k + 1;
+#pragma unroll
+                for (int q = 0; q < RPT; ++q) {
+                    const int r = lid + q * LS;
+                    if (!live) {
+                    } else if (p != k && r == k) {
+                        for (int cc = 0; cc < LW; ++cc)
+                            v[q][cc] = prow[cc];
+                    } else if (p != k && r == p) {
+                        for (int cc = 0; cc < LW; ++cc)
+                            v[q][cc] = krow[cc];
+                    }
+                    if (live && r > k && r < m && !zero) {
+                        const T l = DIV(v[q][c], d);
+                        v[q][c] = l;
+#pragma unroll
+                        for (int cc = c + 1; cc < LW; ++cc)
+                            v[q][cc] -= MUL(l, prow[cc]);
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) {
+            const int r = lid + q * LS;
+            if (r < m)
+                for (int c = 0; c < bw; ++c)
+                    AT(a, r, c0 + c) = v[q][c];
+            if (r >= c0 && r < c0 + bw)
+                for (int c = 0; c < LW; ++c)
+                    l11[r - c0][c] = v[q][c];
+        }
+        /* slot of the row each swap s brings: a block row (s' < bw), else bw + the first
+           swap bringing that row */
+        if (lid == 0)
+            for (int s = 0; s < bw; ++s) {
+                int o = pv[s] - c0;
+                if (o >= bw) {
+                    o = bw + s;
+                    for (int s2 = 0; s2 < s; ++s2)
+                        if (pv[s2] == pv[s]) {
+                            o = bw + s2;
+                            break;
+                        }
+                }
+                slot[s] = o;
+            }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        /* the block's swaps on the other columns (a column a work-item); U12 = L11^-1 A12 */
+        for (int jx = lid; jx < w - bw; jx += LS) {
+            const int j = jx < c0 ? jx : jx + bw;
+            for (int s = 0; s < bw; ++s) {
+                sw[s][jx] = AT(a, c0 + s, j);
+                if (slot[s] == bw + s)
+                    sw[bw + s][jx] = AT(a, pv[s], j);
+            }
+            for (int s = 0; s < bw; ++s) {
+                const int o = slot[s];
+                const T x = sw[s][jx];
+                sw[s][jx] = sw[o][jx];
+                sw[o][jx] = x;
+            }
+            if (j < c0) {
+                for (int s = 0; s < bw; ++s)
+                    AT(a, c0 + s, j) = sw[s][jx];
+            } else {
+                T x[LW];
+#pragma unroll
+                for (int i = 0; i < LW; ++i) {
+                    if (i < bw) {
+                        T y = sw[i][jx];
+                        for (int i2 = 0; i2 < i; ++i2)
+                            y -= MUL(l11[i][i2], x[i2]);
+                        x[i] = y;
+                        us[i][j - c0 - bw] = y;
+                        AT(a, c0 + i, j) = y;
+                    }
+                }
+            }
+            for (int s = 0; s < bw; ++s)
+                if (slot[s] == bw + s)
+                    AT(a, pv[s], j) = sw[bw + s][jx];
+        }
+        const int rest = w - c0 - bw;
+        if (rest <= 0)
+            break;
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        /* the rows below: A22 -= L21 U12, CH columns a round trip */
+        for (int j0 = 0; j0 < rest; j0 += CH) {
+            T x[RPT][CH];
+#pragma unroll
+            for (int q = 0; q < RPT; ++q) {
+                const int r = lid + q * LS;
+#pragma unroll
+                for (int h = 0; h < CH; ++h)
+                    x[q][h] = (r >= c0 + bw && r < m && j0 + h < rest) ?
+                              AT(a, r, c0 + bw + j0 + h) : FROM_R(0);
+            }
+#pragma unroll
+            for (int q = 0; q < RPT; ++q) {
+                const int r = lid + q * LS;
+#pragma unroll
+                for (int h = 0; h < CH; ++h) {
+                    T y = x[q][h];
+#pragma unroll
+                    for (int i = 0; i < LW; ++i)
+                        if (i < bw)
+                            y -= MUL(v[q][i], us[i][min(j0 + h, PW - 1)]);
+                    if (r >= c0 + bw && r < m && j0 + h < rest)
+                        AT(a, r, c0 + bw + j0 + h) = y;
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }
+}
+
+% else:
+/* The sum over the work-items of the vectors a[lid vl + c] (c < vl) into a[0:vl] or b[0:vl]
+   (returned): rounds of eight, between a (LS vl entries) and b (SUB vl). */
+inline __local T *vsum8(__local T *a, __local T *b, const int vl)
+{
+    const int lid = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = LS; s > 1; s = (s + 7) / 8) {
+        const int h = (s + 7) / 8;
+        for (int e = lid; e < h * vl; e += LS) {
+            const int g = e / vl, c = e % vl;
+            T x = a[g * vl + c];
+            for (int i = 1; i < 8; ++i)
+                if (g + h * i < s)
+                    x += a[(g + h * i) * vl + c];
+            b[g * vl + c] = x;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        __local T *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void geqrf_panel(const int m, const int w, const int want_vh, MAT(a), MAT(vb), MAT(vh),
+                 __global T *tau, const long tau_off, const long tau_sb)
+{
+    /* Work-item lid holds rows lid + q LS (q < RPT) of LW columns (a block) in v. Per
+       column, one reduction of LW sums over the rows below the diagonal: ||x||^2 (component
+       c), x^H a_cc for the block's later columns cc (to apply the reflector to them),
+       V_cc^H x for its earlier reflectors cc (the block's T). Per block, the rest of the
+       panel: C -= V T^H (V^H C), V from registers, CH columns a reduction. */
+    __local T red[LS * VL], red2[SUB * VL];
+    __local T krow[LW];
+    __local T tb[LW][LW];
+    __local T zs[LW][CH];
+    const long bat = get_group_id(0);
+    const int lid = get_local_id(0);
+    T v[RPT][LW];
+    for (int c0 = 0; c0 < w; c0 += LW) {
+        const int bw = min(LW, w - c0);
+        if (lid < LW * LW)
+            tb[lid / LW][lid % LW] = FROM_R(0);
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) {
+            const int r = lid + q * LS;
+#pragma unroll
+            for (int c = 0; c < LW; ++c)
+                v[q][c] = (r < m && c < bw) ? AT(a, r, c0 + c) : FROM_R(0);
+        }
+${column_loop()}\
+            {
+                const int k = c0 + c;
+                T acc[LW];
+#pragma unroll
+                for (int cc = 0; cc < LW; ++cc)
+                    acc[cc] = FROM_R(0);
+#pragma unroll
+                for (int q = 0; q < RPT; ++q) {
+                    const int r = lid + q * LS;
+                    if (r > k && r < m) {
+                        const T x = v[q][c];
+#pragma unroll
+                        for (int cc = 0; cc < LW; ++cc) {
+                            if (cc == c)
+                                acc[cc] += FROM_R(RE(MUL(CONJ(x), x)));
+                            else if (cc < c)
+                                acc[cc] += MUL(CONJ(v[q][cc]), x);
+                            else
+                                acc[cc] += MUL(CONJ(x), v[q][cc]);
+                        }
+                    }
+                    if (r == k)
+                        for (int cc = 0; cc < LW; ++cc)
+                            krow[cc] = v[q][cc];
+                }
+#pragma unroll
+                for (int cc = 0; cc < LW; ++cc)
+                    red[lid * LW + cc] = acc[cc];
+                __local T *sum = vsum8(red, red2, LW);
+                /* LAPACK's larfg: beta = -sign(re alpha) ||(alpha, x)||, tau = (beta - alpha)
+                   / beta, v = x / (alpha - beta); H = I (tau = 0) when x = 0 and alpha is
+                   real */
+                const R xn2 = RE(sum[c]);
+                const T alpha = krow[c];
+                T tv = FROM_R(0), scale = FROM_R(0);
+                R beta = RE(alpha);
+                if (xn2 != 0${' || IM(alpha) != 0' if cplx else ''}) {
+                    beta = -copysign(sqrt(RE(alpha) * RE(alpha) + IM(alpha) * IM(alpha) + xn2),
+                                     RE(alpha));
+% if cplx:
+                    tv = (T)((beta - RE(alpha)) / beta, -IM(alpha) / beta);
+% else:
+                    tv = (beta - alpha) / beta;
+% endif
+                    scale = DIV(FROM_R(1), alpha - FROM_R(beta));
+                }
+                T f[LW];
+#pragma unroll
+                for (int cc = 0; cc < LW; ++cc)
+                    f[cc] = cc > c ? MUL(CONJ(tv), krow[cc] + MUL(CONJ(scale), sum[cc]))
+                                   : FROM_R(0);
+#pragma unroll
+                for (int q = 0; q < RPT; ++q) {
+                    const int r = lid + q * LS;
+                    if (live && r > k && r < m) {
+                        const T vr = MUL(v[q][c], scale);
+                        v[q][c] = vr;
+#pragma unroll
+                        for (int cc = c + 1; cc < LW; ++cc)
+                            v[q][cc] -= MUL(vr, f[cc]);
+                    } else if (live && r == k) {
+                        v[q][c] = FROM_R(beta);
+#pragma unroll
+                        for (int cc = c + 1; cc < LW; ++cc)
+                            v[q][cc] -= f[cc];
+                    }
+                }
+                /* T[0:c, c] = -tau T[0:c, 0:c] d, d_i = V_i^H v (V_i at row k: krow[i]) */
+                if (live && lid < c) {
+                    T x = FROM_R(0);
+                    for (int i = lid; i < c; ++i)
+                        x += MUL(tb[lid][i], CONJ(krow[i]) + MUL(scale, sum[i]));
+                    tb[lid][c] = -MUL(tv, x);
+                }
+                if (live && lid == 0) {
+                    tb[c][c] = tv;
+                    tau[tau_off + bat * tau_sb + k] = tv;
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+        }
+        /* R and V into a, V (explicit) into vb (and V^H into vh); v keeps V explicit */
+#pragma unroll
+        for (int q = 0; q < RPT; ++q) {
+            const int r = lid + q * LS;
+#pragma unroll
+            for (int c = 0; c < LW; ++c) {
+                const int k = c0 + c;
+                const T x = r > k ? v[q][c] : FROM_R((R)(r == k));
+                if (r < m && c < bw) {
+                    AT(a, r, k) = v[q][c];
+                    AT(vb, r, k) = x;
+                    if (want_vh)
+                        AT(vh, k, r) = CONJ(x);
+                }
+                v[q][c] = c < bw ? x : FROM_R(0);
+            }
+        }
+        const int rest = w - c0 - bw;
+        if (rest <= 0)
+            break;
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        for (int j0 = 0; j0 < rest; j0 += CH) {
+            T x[RPT][CH];
+            T y[LW][CH];
+#pragma unroll
+            for (int q = 0; q < RPT; ++q) {
+                const int r = lid + q * LS;
+#pragma unroll
+                for (int h = 0; h < CH; ++h)
+                    x[q][h] = (r >= c0 && r < m && j0 + h < rest) ?
+                              AT(a, r, c0 + bw + j0 + h) : FROM_R(0);
+            }
+#pragma unroll
+            for (int i = 0; i < LW; ++i)
+#pragma unroll
+                for (int h = 0; h < CH; ++h) {
+                    T s = FROM_R(0);
+#pragma unroll
+                    for (int q = 0; q < RPT; ++q)
+                        s += MUL(CONJ(v[q][i]), x[q][h]);
+                    red[lid * VL + i * CH + h] = s;
+                }
+            __local T *sum = vsum8(red, red2, VL);
+            if (lid < LW * CH) {  /* (T^H (V^H C))[i][h], T upper */
+                const int i = lid / CH, h = lid % CH;
+                T s = FROM_R(0);
+                for (int i2 = 0; i2 <= i; ++i2)
+                    s += MUL(CONJ(tb[i2][i]), sum[i2 * CH + h]);
+                zs[i][h] = s;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+            for (int q = 0; q < RPT; ++q) {
+                const int r = lid + q * LS;
+#pragma unroll
+                for (int h = 0; h < CH; ++h) {
+                    T s = x[q][h];
+#pragma unroll
+                    for (int i = 0; i < LW; ++i)
+                        s -= MUL(v[q][i], zs[i][h]);
+                    if (r >= c0 && r < m && j0 + h < rest)
+                        AT(a, r, c0 + bw + j0 + h) = s;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        }
+    }
+}
+% endif
+% endif
