@@ -245,6 +245,18 @@ def _numpy_backend(function, /, *args, **kwargs):
         return getattr(da, function)(*args, **kwargs)
 
 
+def _creation(function, meta="meta"):
+    """The backend's `function` (da.ones, ...): dask's numpy one with a GpuArray meta (passed
+    as `meta`, or `like` for arange) unless the caller gives one."""
+    def create(*args, **kwargs):
+        if kwargs.get(meta) is None:
+            kwargs[meta] = _meta()
+        return _numpy_backend(function, *args, **kwargs)
+    create.__name__ = create.__qualname__ = function
+    create.__doc__ = f"da.{function} with gpuarr chunks."
+    return staticmethod(create)
+
+
 class PhiloxSeed(np.random.SeedSequence):
     """The bit generator of dask's `da.random.default_rng` on the gpuarr backend: a numpy
     SeedSequence that dask spawns one child of per chunk; `gpuarr.random.default_rng(child)`
@@ -291,27 +303,8 @@ class GpuarrBackendEntrypoint(ArrayBackendEntrypoint):
         """The bit generator of `da.random.default_rng`: `PhiloxSeed`."""
         return PhiloxSeed
 
-    @staticmethod
-    def ones(*args, meta=None, **kwargs):
-        """da.ones with gpuarr chunks."""
-        return _numpy_backend("ones", *args, meta=_meta() if meta is None else meta, **kwargs)
-
-    @staticmethod
-    def zeros(*args, meta=None, **kwargs):
-        """da.zeros with gpuarr chunks."""
-        return _numpy_backend("zeros", *args, meta=_meta() if meta is None else meta, **kwargs)
-
-    @staticmethod
-    def empty(*args, meta=None, **kwargs):
-        """da.empty with gpuarr chunks."""
-        return _numpy_backend("empty", *args, meta=_meta() if meta is None else meta, **kwargs)
-
-    @staticmethod
-    def full(*args, meta=None, **kwargs):
-        """da.full with gpuarr chunks."""
-        return _numpy_backend("full", *args, meta=_meta() if meta is None else meta, **kwargs)
-
-    @staticmethod
-    def arange(*args, like=None, **kwargs):
-        """da.arange with gpuarr chunks."""
-        return _numpy_backend("arange", *args, like=_meta() if like is None else like, **kwargs)
+    ones = _creation("ones")
+    zeros = _creation("zeros")
+    empty = _creation("empty")
+    full = _creation("full")
+    arange = _creation("arange", "like")
