@@ -28,7 +28,7 @@ import numpy as np
 from distributed import Client, LocalCluster
 
 import gpuarr as ga
-from gpuarr.dask_backend import BindDevice
+from gpuarr.dask_backend import BindDevice, register
 
 
 def default_devices():
@@ -50,6 +50,7 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--check", action="store_true", help="compare with numpy chunks")
     args = p.parse_args(argv)
+    register()  # the "gpuarr" array backend also where gpuarr runs from a source tree
     if args.cap_mib <= 1:  # preallocate reads 0 to 1 as a fraction of the device's memory
         p.error(f"--cap-mib {args.cap_mib}: give more than 1 MiB")
 

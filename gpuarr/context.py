@@ -289,7 +289,12 @@ class Context:
         self.ufunc_calls = Cache("ufunc_calls", _CACHE_BOUNDS["ufunc_calls"])  # gpuarr.ufuncs
         # Objects kept for the context's life: scratch arrays, probe results.
         self.state = {}
-        self.launch_lock = threading.Lock()  # for libraries that launch on their own (CLBlast)
+        # Held by every command gpuarr enqueues on this context (launch.py, CLBlast, and
+        # allocation: pyopencl's ImmediateAllocator enqueues a small non-blocking write to
+        # make the driver allocate at once). With several threads on one queue (dask's
+        # threaded scheduler), NVIDIA's driver crashed, in a thread of its own, when a
+        # blocking copy overlapped another thread's launches or allocations.
+        self.launch_lock = threading.RLock()
         d = info.cl_device
         self.max_work_group_size = d.max_work_group_size
         self.base_align = max(d.mem_base_addr_align // 8, 1)
@@ -362,16 +367,17 @@ class Context:
             return Storage(self, None, 0)
         if nbytes > self.device.max_alloc:
             raise self._oom(nbytes)
-        if self._arena is not None:
-            block = self._arena.allocate(nbytes)
-            if block is not None:
-                return Storage(self, block[0], nbytes, release=block[1])
-        if self._pool is None:
-            return Storage(self, self._allocate_plain(nbytes), nbytes)
-        try:
-            return Storage(self, self._pool.allocate(nbytes), nbytes)
-        except cl.Error as e:
-            raise self._oom(nbytes, e) from None
+        with self.launch_lock:  # the allocator enqueues a write (see launch_lock)
+            if self._arena is not None:
+                block = self._arena.allocate(nbytes)
+                if block is not None:
+                    return Storage(self, block[0], nbytes, release=block[1])
+            if self._pool is None:
+                return Storage(self, self._allocate_plain(nbytes), nbytes)
+            try:
+                return Storage(self, self._pool.allocate(nbytes), nbytes)
+            except cl.Error as e:
+                raise self._oom(nbytes, e) from None
 
     @property
     def caches(self):

@@ -160,57 +160,62 @@ def enqueue(ctx, launcher, size, local, args, reads=(), writes=(), offset=None):
     `args` after the commands it must follow; `reads`/`writes` are the Storages it reads and
     writes, which record it. Returns the event."""
     queue = ctx.queue
-    wait = None
-    # Inline for the common case (everything on this queue); waits() otherwise.
-    for st in reads:
-        if st.event_queue is not queue:
-            wait = waits(queue, reads, writes)
-            break
-    else:
-        for st in writes:
-            if st.event_queue is not queue or st.readers:
+    with ctx.launch_lock:
+        wait = None
+        # Inline for the common case (everything on this queue); waits() otherwise.
+        for st in reads:
+            if st.event_queue is not queue:
                 wait = waits(queue, reads, writes)
                 break
-    tid = _get_ident()
-    if launcher.owner != tid:
-        launcher = launcher.for_thread(tid)
-    launcher.set_args(args)
-    event = cl.enqueue_nd_range_kernel(queue, launcher.kernel, size, local, offset,
-                                       wait_for=wait)
-    return record(event, queue, reads, writes)
+        else:
+            for st in writes:
+                if st.event_queue is not queue or st.readers:
+                    wait = waits(queue, reads, writes)
+                    break
+        tid = _get_ident()
+        if launcher.owner != tid:
+            launcher = launcher.for_thread(tid)
+        launcher.set_args(args)
+        event = cl.enqueue_nd_range_kernel(queue, launcher.kernel, size, local, offset,
+                                           wait_for=wait)
+        return record(event, queue, reads, writes)
 
 
 def copy_buffer(ctx, dst, src, nbytes, dst_offset=0, src_offset=0, queue=None):
     """Copy `nbytes` between Storages (of one cl.Context) on `queue` (default ctx's)."""
     queue = queue or ctx.queue
-    event = cl.enqueue_copy(queue, dst.buffer, src.buffer, byte_count=nbytes,
-                            src_offset=src_offset, dst_offset=dst_offset,
-                            wait_for=waits(queue, (src,), (dst,)))
-    return record(event, queue, (src,), (dst,))
+    with ctx.launch_lock:
+        event = cl.enqueue_copy(queue, dst.buffer, src.buffer, byte_count=nbytes,
+                                src_offset=src_offset, dst_offset=dst_offset,
+                                wait_for=waits(queue, (src,), (dst,)))
+        return record(event, queue, (src,), (dst,))
 
 
 def fill_buffer(ctx, dst, pattern, offset, nbytes):
     """Fill `nbytes` of Storage `dst` from `offset` with the bytes of `pattern`."""
     queue = ctx.queue
-    event = cl.enqueue_fill_buffer(queue, dst.buffer, pattern, offset, nbytes,
-                                   wait_for=waits(queue, (), (dst,)))
-    return record(event, queue, (), (dst,))
+    with ctx.launch_lock:
+        event = cl.enqueue_fill_buffer(queue, dst.buffer, pattern, offset, nbytes,
+                                       wait_for=waits(queue, (), (dst,)))
+        return record(event, queue, (), (dst,))
 
 
 def read_host(ctx, host, src, offset):
     """Copy Storage `src` from byte `offset` into the numpy array `host`; waits for it."""
     queue = ctx.queue
-    event = cl.enqueue_copy(queue, host, src.buffer, src_offset=offset,
-                            wait_for=waits(queue, (src,)), is_blocking=True)
-    return record(event, queue, (src,))
+    with ctx.launch_lock:
+        event = cl.enqueue_copy(queue, host, src.buffer, src_offset=offset,
+                                wait_for=waits(queue, (src,)), is_blocking=True)
+        return record(event, queue, (src,))
 
 
 def write_host(ctx, dst, host, offset, blocking=True):
     """Copy the numpy array `host` into Storage `dst` from byte `offset`."""
     queue = ctx.queue
-    event = cl.enqueue_copy(queue, dst.buffer, host, dst_offset=offset,
-                            wait_for=waits(queue, (), (dst,)), is_blocking=blocking)
-    return record(event, queue, (), (dst,))
+    with ctx.launch_lock:
+        event = cl.enqueue_copy(queue, dst.buffer, host, dst_offset=offset,
+                                wait_for=waits(queue, (), (dst,)), is_blocking=blocking)
+        return record(event, queue, (), (dst,))
 
 
 def host_copy(queue, host, storage, offset, to_device, after=()):

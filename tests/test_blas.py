@@ -540,6 +540,9 @@ def test_repeated_product_runs_its_plan(ctx, device_class, monkeypatch):
     """The dispatch table decides once per layout: a repeated product (at other offsets of
     the same alignment too) runs the kept plan, one launch a call; another layout, another
     dtype or other flags decide again."""
+    prec = blas._mma_precision(np.dtype(np.float32))
+    if prec:  # the tensor cores' probe product (once per device, at first need): not counted
+        blas._mma_tile(ctx, prec)
     decisions, launches = _counting(monkeypatch)
     h = _data((40, 40), np.float32, 90)
     buf = ga.asarray(h, context=ctx)
@@ -579,8 +582,12 @@ def test_plan_reads_only_storage_and_offset(ctx, device_class):
 
 
 def _family(ctx, monkeypatch, cls, a, b, dtype=np.float32):
-    """The dispatch table's entry for a @ b (host shapes, or views) on a device of class cls."""
+    """The dispatch table's entry for a @ b (host shapes, or views) on a device of class cls
+    ('nvidia': a GPU whose tensor cores are as the test patches _mma_tile; 'cpu' and 'gpu':
+    none, whatever the real device has)."""
     monkeypatch.setattr(blas, "device_class", lambda c: cls)
+    if cls != "nvidia":
+        monkeypatch.setattr(blas, "_mma_tile", lambda c, prec: None)
     to = lambda x: x if isinstance(x, ga.GpuArray) else ga.zeros(x, dtype, context=ctx)  # noqa: E731
     return blas._choose(ctx, *_as_batches(to(a), to(b)), False)[0].name
 

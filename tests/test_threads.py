@@ -72,6 +72,21 @@ def test_threads_share_one_context(ctx):
     print(f"{THREADS} threads x {10 * ROUNDS} operations on one context")
 
 
+def test_threads_upload_and_reduce_megabytes(ctx):
+    """Blocking copies of MiBs from several threads between other threads' launches (dask's
+    threaded scheduler's pattern: NVIDIA's driver crashed on it until launch.py held the
+    context's launch lock around every enqueue)."""
+    host = np.random.default_rng(5).random(1 << 20, dtype=np.float32)
+    want = host.sum(dtype=np.float64)
+
+    def work(k):
+        for r in range(12):
+            x = ga.asarray(host, context=ctx)
+            assert abs(float(x.sum().get()) - want) <= 1e-4 * want, (k, r)
+
+    _run_threads(work, THREADS)
+
+
 def test_threads_on_two_contexts(ctx_pair):
     """Threads split over the two devices run the same kernels at once."""
     done = [0] * THREADS
