@@ -21,8 +21,8 @@ range of 7 runs of the script; docs/dask.md):
   device     8.5 (8.2-13.7)      5.2 (2.3-9.7)
 On an NVIDIA H100 beside CuPy chunks (8 threads, 1 GiB limit, `--limit-mib 1024`; one run):
   source    numpy    gpuarr    cupy
-  host      40.9     5.8       27.0   (gpuarr's pageable uploads go one at a time)
-  device    19.3     62.6      50.3
+  host      47.0     12.7      27.1   (5.8 with uploads one at a time, before staging.upload)
+  device    16.5     50.4      62.8   (62.6 / 50.3 in another run: dask's scheduling)
 """
 
 import argparse

@@ -35,7 +35,7 @@ from .errors import (
     ShapeError,
     UnsupportedError,
 )
-from .launch import copy_buffer, fill_buffer, read_host, record, waits, write_host
+from .launch import copy_buffer, fill_buffer, read_host, record, waits
 from .memory import Storage
 
 __all__ = [
@@ -408,7 +408,7 @@ class ArrayBase:
             return self
         if self._is_c() or self._is_f():
             host = np.ascontiguousarray(host) if self._is_c() else np.asfortranarray(host)
-            write_host(self.context, self.storage, host, self.offset)
+            staging.upload(self.context, self.storage, host, self.offset)
         else:
             self._assign(to_device(host, self.context))
         return self

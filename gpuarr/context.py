@@ -289,6 +289,7 @@ class Context:
         self.ufunc_calls = Cache("ufunc_calls", _CACHE_BOUNDS["ufunc_calls"])  # gpuarr.ufuncs
         # Objects kept for the context's life: scratch arrays, probe results.
         self.state = {}
+        self.host_memory = _host_memory(info)  # the device's memory is the host's
         # Held by every command gpuarr enqueues on this context (launch.py, CLBlast, and
         # allocation: pyopencl's ImmediateAllocator enqueues a small non-blocking write to
         # make the driver allocate at once). With several threads on one queue (dask's

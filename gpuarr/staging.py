@@ -1,4 +1,5 @@
-"""Copies between contexts that share no cl.Context, through pinned host memory.
+"""Copies through pinned host memory: between contexts that share no cl.Context, and large
+uploads made while other threads use the context (`upload`).
 
 OpenCL moves data between two contexts only through the host (NVIDIA's has no peer-to-peer
 copy). A staged copy goes in chunks: each chunk is read from its source device into a pinned
@@ -22,9 +23,10 @@ from typing import NamedTuple
 import numpy as np
 import pyopencl as cl
 
-from .launch import host_copy
+from .launch import host_copy, write_host
 
-__all__ = ["CHUNK_BYTES", "PINNED_ON", "SLOTS", "Move", "Region", "copy", "pinned", "run"]
+__all__ = ["CHUNK_BYTES", "PINNED_ON", "SLOTS", "UPLOAD_BYTES", "UPLOAD_CHUNK", "Move", "Region",
+           "copy", "pinned", "run", "upload"]
 
 #: Bytes per chunk: 16 MiB keeps the pipeline's fill and drain under 2% of a 1 GiB copy.
 CHUNK_BYTES = 16 << 20
@@ -76,9 +78,49 @@ def pinned(ctx, nbytes):
     mapping, a uint8 numpy array, keeps the buffer alive)."""
     buf = cl.Buffer(ctx.cl_context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
                     max(nbytes, 1))
-    host, _ = cl.enqueue_map_buffer(ctx.queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0,
-                                    (max(nbytes, 1),), np.uint8, is_blocking=True)
+    with ctx.launch_lock:
+        host, _ = cl.enqueue_map_buffer(ctx.queue, buf, cl.map_flags.READ | cl.map_flags.WRITE,
+                                        0, (max(nbytes, 1),), np.uint8, is_blocking=True)
     return host
+
+
+#: Host-to-device writes of at least this many bytes, made while another thread holds the
+#: context's launch lock, go through a pinned buffer of the writing thread (`upload`).
+UPLOAD_BYTES = 4 << 20
+#: The pinned buffer per thread and context: chunks of an upload.
+UPLOAD_CHUNK = 8 << 20
+_upload_buffers = threading.local()  # {context: pinned array} of each thread
+
+
+def upload(ctx, dst, host, offset):
+    """Write the contiguous numpy array `host` into Storage `dst` from byte `offset`; returns
+    when it is there.
+
+    The driver's blocking write from pageable memory holds the context's launch lock for the
+    whole copy (about 11 GB/s on an H100), so threads uploading at once (dask's threaded
+    scheduler) would take turns. Where the device's memory is not the host's and another
+    thread holds the lock, a large write goes instead in chunks through this thread's pinned
+    buffer: the copies into it run outside the lock (numpy releases the GIL), the lock is
+    held only while the device reads pinned memory."""
+    if host.nbytes < UPLOAD_BYTES or ctx.host_memory:
+        return write_host(ctx, dst, host, offset)
+    lock = ctx.launch_lock
+    if lock.acquire(blocking=False):  # no other thread is enqueuing: the driver's own copy
+        try:
+            return write_host(ctx, dst, host, offset)
+        finally:
+            lock.release()
+    buffers = getattr(_upload_buffers, "by_context", None)
+    if buffers is None:
+        buffers = _upload_buffers.by_context = {}
+    slot = buffers.get(ctx)
+    if slot is None:
+        slot = buffers[ctx] = pinned(ctx, UPLOAD_CHUNK)
+    data = host.ravel(order="K").view(np.uint8)
+    for start in range(0, data.nbytes, UPLOAD_CHUNK):
+        part = data[start:start + UPLOAD_CHUNK]
+        np.copyto(slot[:part.nbytes], part)
+        write_host(ctx, dst, slot[:part.nbytes], offset + start)
 
 
 class _Slot:

@@ -254,3 +254,40 @@ def test_symbolic_across_contexts(pair, chunks):
     np.testing.assert_allclose(np.asarray(s1.get_value()), xv * 3)
     total, _, _ = f()
     np.testing.assert_allclose(np.asarray(total), xv * 4)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_upload_while_another_thread_enqueues(ctx, monkeypatch, order):
+    """A large write made while another thread holds the launch lock goes through the
+    writing thread's pinned buffer in chunks (on a device whose memory is not the host's;
+    made to look so here) and arrives whole; without contention it is the driver's copy."""
+    import threading
+
+    monkeypatch.setattr(ctx, "host_memory", False)
+    monkeypatch.setattr(staging, "UPLOAD_BYTES", 1000)
+    monkeypatch.setattr(staging, "UPLOAD_CHUNK", 768)  # chunks end inside elements' rows
+    chunks = []
+    write = staging.write_host
+    monkeypatch.setattr(staging, "write_host",
+                        lambda c, d, h, o: (chunks.append(o), write(c, d, h, o)))
+    host = np.asarray(host_data(np.float32, (37, 29)), order=order)
+    x = ga.empty(host.shape, np.float32, context=ctx, order=order)  # (allocating takes the lock)
+    held, release = threading.Event(), threading.Event()
+
+    def holder():
+        with ctx.launch_lock:
+            held.set()
+            release.wait(30)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(30)
+    threading.Timer(0.2, release.set).start()
+    x.set(host)
+    t.join()
+    np.testing.assert_array_equal(x.get(), host)
+    assert chunks == list(range(0, host.nbytes, 768))  # offsets of the chunks, in order
+    chunks.clear()
+    y = ga.asarray(host, context=ctx)  # nobody else holds the lock: one write
+    np.testing.assert_array_equal(y.get(), host)
+    assert chunks == [0]
