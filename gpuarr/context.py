@@ -443,6 +443,7 @@ def _after_fork_in_child():
     _forked_from = os.getppid()
     for ctx in list(_by_device.values()):
         ctx.__class__ = _ForkedContext
+        ctx.launch_lock = threading.RLock()  # (as _lock: calls reach _forked_use, not a hang)
     _keep_inherited_driver_objects()
 
 
