@@ -429,14 +429,18 @@ class ArrayBase:
         # The copy runs on the source queue once the target queue has reached this point,
         # and the target queue waits for it: neither side's in-order reuse of pooled memory
         # can overtake it.
+        # (each context's launch lock in turn, never both: no order to deadlock on)
         q = src.context.queue
-        ready = cl.enqueue_marker(target.queue)
-        copied = cl.enqueue_copy(q, out.storage.buffer, src.storage.buffer,
-                                 byte_count=self.nbytes, src_offset=src.offset,
-                                 wait_for=[ready, *(waits(q, (src.storage,)) or ())])
-        record(copied, q, (src.storage,))
-        record(cl.enqueue_marker(target.queue, wait_for=[copied]), target.queue, (),
-               (out.storage,))
+        with target.launch_lock:
+            ready = cl.enqueue_marker(target.queue)
+        with src.context.launch_lock:
+            copied = cl.enqueue_copy(q, out.storage.buffer, src.storage.buffer,
+                                     byte_count=self.nbytes, src_offset=src.offset,
+                                     wait_for=[ready, *(waits(q, (src.storage,)) or ())])
+            record(copied, q, (src.storage,))
+        with target.launch_lock:
+            record(cl.enqueue_marker(target.queue, wait_for=[copied]), target.queue, (),
+                   (out.storage,))
         return out
 
     # -- copies

@@ -594,10 +594,36 @@ def _k_zero(alpha, a, b, beta, c):
 
 
 def _mma_fits(p):
-    """Tensor cores run products of this precision and size (m, n from their tile up)."""
+    """Tensor cores run products of this precision and size: m, n from their big tile up,
+    or from the mid-sized tile's where the product is large enough (_mma_mid_fit)."""
     prec = _mma_precision(p.c.dtype)
     tile = prec and _mma_tile(p.ctx, prec)
-    return bool(tile) and p.m >= tile["bm"] and p.n >= tile["bn"]
+    if not tile:
+        return False
+    if p.m >= tile["bm"] and p.n >= tile["bn"]:
+        return True
+    return _mma_mid_fit(p, prec) is not None
+
+
+# Products narrower than the big tensor-core tile take the mid-sized one from this many
+# multiply-adds (batch x m x n x k) up; below it the tiny/small kernels' latency wins.
+# H100, CuPy 14.2 in the same run, two runs (.device/mmamid.py), SIMT tiles -> mid tile:
+# x.T @ x of 2^22 x 64 (split-K's partials, 64 x 4096 x 64 each) float32 0.75-0.78 ->
+# 0.97-0.99x CuPy, float64 0.27-0.40 -> 0.62-1.00x (CuPy's own time moved 828-1264 us);
+# (2^22 x 64) @ (64 x 64) float32 0.75 -> 1.05-1.06x, float64 0.73 -> 0.70x; 16384 x 64^3
+# batched float32 0.85 -> 1.06-1.10x, float64 0.33 -> 0.66-0.68x; one 64^3 product as before.
+_MMA_MID_LEAST = 2**27
+
+
+def _mma_mid_fit(p, prec):
+    """The mid-sized tensor-core tile for a product whose m or n is below the big tile's
+    side, at least the mid tile's sides and with _MMA_MID_LEAST multiply-adds, once the
+    tile's probe passed; else None."""
+    mid = _mma_builtin(MMA_MID_TILES.get(prec, {}), p.ctx)
+    if mid is None or p.m < mid["bm"] or p.n < mid["bn"] or \
+            p.batch * p.m * p.n * p.k < _MMA_MID_LEAST:
+        return None
+    return _mma_probed(p.ctx, prec, "mid", (mid,))
 
 
 def _mma_choice(p):
@@ -605,6 +631,8 @@ def _mma_choice(p):
     estimate (_tile_cost) says the big one leaves compute units idle and its probe passes."""
     prec = _mma_precision(p.c.dtype)
     big = _mma_tile(p.ctx, prec)
+    if p.m < big["bm"] or p.n < big["bn"]:
+        return prec, _mma_mid_fit(p, prec)
     cost = functools.partial(_tile_cost, p.ctx.device.compute_units, "gpu", m=p.m, n=p.n,
                              k=p.k, batch=p.batch)
     mid = _mma_builtin(MMA_MID_TILES.get(prec, {}), p.ctx)

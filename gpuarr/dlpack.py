@@ -196,9 +196,10 @@ def maps_host_memory(context):
 def _mapping_is_shared(ctx):
     st = ctx.allocate(16)
     try:
-        host, _ = cl.enqueue_map_buffer(ctx.queue, st.buffer, cl.map_flags.READ
-                                        | cl.map_flags.WRITE, 0, (16,), np.uint8,
-                                        is_blocking=True)
+        with ctx.launch_lock:
+            host, _ = cl.enqueue_map_buffer(ctx.queue, st.buffer, cl.map_flags.READ
+                                            | cl.map_flags.WRITE, 0, (16,), np.uint8,
+                                            is_blocking=True)
         try:
             host[:] = 1
             copy_buffer(ctx, st, st, 8, 0, 8)  # device reads the host's bytes 8..15
@@ -218,9 +219,10 @@ def _mapped(a):
     lo, hi = a._extent()
     st, q = a.storage, a.context.queue
     flags = cl.map_flags.READ | (cl.map_flags.WRITE if a._writeable else 0)
-    host, event = cl.enqueue_map_buffer(q, st.buffer, flags, lo, (hi - lo,), np.uint8,
-                                        wait_for=waits(q, (st,)), is_blocking=True)
-    record(event, q, (st,))
+    with a.context.launch_lock:
+        host, event = cl.enqueue_map_buffer(q, st.buffer, flags, lo, (hi - lo,), np.uint8,
+                                            wait_for=waits(q, (st,)), is_blocking=True)
+        record(event, q, (st,))
     return host, a.offset - lo
 
 

@@ -619,6 +619,15 @@ def test_dispatch_table_choices(ctx, builtin_table, monkeypatch):
     assert pick("nvidia", (4096, 4096), (4096, 4096)) == "mma"
     assert pick("nvidia", (127, 64), (64, 4096)) != "mma"
     assert pick("nvidia", long.T, long) == "split_k"
+    # narrower than the big tile: the mid-sized one (64) from 2^27 multiply-adds up
+    monkeypatch.setattr(blas, "_nv_capability", lambda c: (8, 0))
+    monkeypatch.setattr(blas, "_mma_probed", lambda c, prec, which, tiles: tiles[0])
+    assert pick("nvidia", ga.empty((1 << 16, 64), np.float32, context=ctx), (64, 64)) == "mma"
+    assert pick("nvidia", (64, 64), (64, 64)) != "mma"
+    a3, b3 = (ga.empty(s, np.float32, context=ctx) for s in ((16, 64, 4096), (16, 4096, 64)))
+    c3 = ga.empty((16, 64, 64), np.float32, context=ctx)
+    assert blas._choose(ctx, a3, b3, c3, False)[0].name == "mma"  # split-K's partials
+    assert blas._choose(ctx, a3[:1], b3[:1], c3[:1], False)[0].name != "mma"  # 2^24
     # two batch levels (4-d operands): made one level for tensor cores, else read as they are
     a4 = ga.broadcast_to(ga.zeros((3, 1, 128, 64), np.float32, context=ctx), (3, 4, 128, 64))
     b4 = ga.broadcast_to(ga.zeros((1, 4, 64, 128), np.float32, context=ctx), (3, 4, 64, 128))
