@@ -210,6 +210,11 @@ class EighResult(NamedTuple):
     eigenvectors: ArrayBase
 
 
+class EigResult(NamedTuple):
+    eigenvalues: ArrayBase
+    eigenvectors: ArrayBase
+
+
 class SVDResult(NamedTuple):
     U: ArrayBase
     S: ArrayBase
@@ -435,6 +440,30 @@ def eigh(x, /, UPLO="L"):
 def eigvalsh(x, /, UPLO="L"):
     """The eigenvalues (ascending) of each Hermitian matrix."""
     return _eigh(x, UPLO, "eigvalsh")[0]
+
+
+def _eig(x, name, vectors):
+    """LAPACK's general eigensolver (numpy's, on the host) over the stack x, the results
+    complex (the Array API's rule: numpy's eig returns real arrays where every eigenvalue of
+    the stack is real, a dtype that would depend on the values)."""
+    x, dt, h = _host(x, name)
+    ct = np.result_type(dt, np.complex64)
+    if not vectors:
+        return to_device(np.linalg.eigvals(h).astype(ct, copy=False), x.context)
+    w, v = np.linalg.eig(h)
+    return EigResult(to_device(w.astype(ct, copy=False), x.context),
+                     to_device(v.astype(ct, copy=False), x.context))
+
+
+def eig(x, /):
+    """Eigenvalues and right eigenvectors (the columns, of unit length) of each square
+    matrix, complex whatever x's dtype (complex64 for float32, complex128 for float64)."""
+    return _eig(x, "eig", True)
+
+
+def eigvals(x, /):
+    """The eigenvalues of each square matrix, complex (as eig's), in LAPACK's order."""
+    return _eig(x, "eigvals", False)
 
 
 def svd(x, /, full_matrices=True, compute_uv=True, hermitian=False):
@@ -676,8 +705,9 @@ def cho_solve(c_and_lower, b, /):
     return solve_triangular(c, y, lower=lower, trans=2 if lower else 0)
 
 
-__all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cho_solve", "cholesky",
-           "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu_factor",
+__all__ = ["EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cho_solve",
+           "cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
+           "inv", "lstsq", "lu_factor",
            "lu_solve", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
            "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve",
            "solve_triangular", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve",

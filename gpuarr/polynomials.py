@@ -1,5 +1,5 @@
 """numpy's polynomial routines (coefficients highest power first) on GpuArrays: polyval,
-polyadd, polysub, polymul, polydiv, polyder, polyint, polyfit, poly (from roots) and
+polyadd, polysub, polymul, polydiv, polyder, polyint, polyfit, poly (from roots), roots and
 vander.
 
 Coefficient arrays are short: the routines loop over them in Python and do each step as an
@@ -15,8 +15,8 @@ import numpy as np
 
 from .base import ArrayBase, arange, asarray, broadcast_to, zeros
 from .blas import matmul
-from .errors import ArgumentError, ArgumentTypeError, ShapeError, UnsupportedError
-from .linalg import inv, lstsq, qr, solve_triangular
+from .errors import ArgumentError, ArgumentTypeError, ShapeError
+from .linalg import eigvals, inv, lstsq, qr, solve_triangular
 from .manipulation import concatenate
 from .numerical import _array, _context, allclose, convolve
 from .reduction import cumprod
@@ -25,7 +25,7 @@ from .sorting import sort
 from .ufuncs import UFUNCS, real
 
 __all__ = ["FUNCTIONS", "poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint",
-           "polymul", "polysub", "polyval", "vander"]
+           "polymul", "polysub", "polyval", "roots", "vander"]
 
 _add, _sub, _mul, _div = (UFUNCS[n] for n in ("add", "subtract", "multiply", "true_divide"))
 
@@ -175,13 +175,9 @@ def polydiv(u, v):
 
 
 def poly(seq_of_zeros):
-    """The coefficients of the monic polynomial with the given roots (a 1-d sequence), by
-    repeated convolution; real when the roots come in conjugate pairs.
-
-    Raises
-    ------
-    UnsupportedError
-        For a square matrix (numpy takes its eigenvalues: gpuarr.linalg has no eigvals).
+    """The coefficients of the monic polynomial with the given roots (a 1-d sequence, or a
+    square matrix's eigenvalues: its characteristic polynomial), by repeated convolution;
+    real when the roots come in conjugate pairs.
 
     Examples
     --------
@@ -190,8 +186,7 @@ def poly(seq_of_zeros):
     """
     (zeros_,) = _coefficients(seq_of_zeros)
     if zeros_.ndim == 2 and zeros_.shape[0] == zeros_.shape[1] and zeros_.shape[0]:
-        raise UnsupportedError(f"poly of a square matrix (shape {zeros_.shape}) needs its "
-                               f"eigenvalues; gpuarr.linalg has no eigvals yet")
+        zeros_ = eigvals(zeros_)
     if zeros_.ndim != 1:
         raise ShapeError(f"input must be 1d or non-empty square 2d array (got shape "
                          f"{zeros_.shape}).")
@@ -209,6 +204,25 @@ def poly(seq_of_zeros):
         if bool(UFUNCS["equal"](roots, sort(UFUNCS["conjugate"](zeros_))).all()):
             a = real(a).copy()
     return a
+
+
+def roots(p):
+    """The roots of the polynomial with coefficients `p` (highest power first), as numpy's
+    roots gives them: the eigenvalues of the companion matrix (LAPACK on the host; the
+    coefficients are few), on p's device; real where every root is real, else complex.
+
+    Examples
+    --------
+    >>> ga.roots(ga.asarray([1.0, -3.0, 2.0])).get()
+    array([2., 1.])
+    """
+    (c,) = _coefficients(p)
+    if c.ndim != 1:
+        raise ShapeError(f"Input must be a rank-1 array (got shape {c.shape}).")
+    r = np.roots(c.get())
+    if not c.context.fp64 and r.dtype.itemsize == (16 if r.dtype.kind == "c" else 8):
+        r = r.astype(np.complex64 if r.dtype.kind == "c" else np.float32)
+    return asarray(r, context=c.context)
 
 
 def vander(x, N=None, increasing=False):
@@ -308,4 +322,4 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
 
 
 FUNCTIONS = {f.__name__: f for f in (
-    polyval, polyadd, polysub, polymul, polydiv, polyder, polyint, polyfit, poly, vander)}
+    polyval, polyadd, polysub, polymul, polydiv, polyder, polyint, polyfit, poly, roots, vander)}

@@ -50,7 +50,6 @@ _UFUNC = "a ufunc not yet in gpuarr's table (gpuarr/ufuncs.py)"
 NOT_ON_DEVICE = {
     **dict.fromkeys(["busday_count", "busday_offset", "is_busday", "datetime_as_string",
                      "isnat"], _DATETIME),
-    "roots": "the eigenvalues of the companion matrix: gpuarr.linalg has no eigvals yet",
     **dict.fromkeys(["bitwise_count", "divmod", "frexp", "gcd", "lcm", "modf", "spacing"],
                     _UFUNC),
     **dict.fromkeys(["matvec", "vecmat"], "numpy 2.2's gufuncs, not yet in gpuarr: "

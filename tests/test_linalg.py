@@ -292,6 +292,52 @@ def test_eigh_batched_jacobi(ctx, dt):
     close(np.abs(v[7]), np.eye(n)[::-1], dt)
 
 
+@pytest.mark.parametrize("dt", [*DTYPES, np.int32])
+@pytest.mark.parametrize("n", [0, 1, 2, 17, 64])
+def test_eig(ctx, dt, n):
+    """General eigenproblems: A V = V diag(w) for each matrix of a batch (a transposed view),
+    the eigenvalues numpy's (as a multiset), always complex (complex64 for float32)."""
+    need(ctx, np.float64 if dt == np.int32 else dt)
+    a = (rand((2, 3, n, n), np.float64, n) * 4).astype(dt) if dt == np.int32 else \
+        rand((2, 3, n, n), dt, n)
+    a[0, 0] = np.diag(np.arange(n)).astype(dt)  # real eigenvalues: complex all the same
+    x = g(ctx, np.swapaxes(a, -1, -2).copy()).swapaxes(-1, -2)  # a transposed view of a
+    w, v = (r.get() for r in la.eig(x))
+    ct = np.result_type(dt if dt != np.int32 else np.float64, np.complex64)
+    assert w.dtype == v.dtype == ct and w.shape == a.shape[:-1] and v.shape == a.shape
+    af = a.astype(ct)
+    tol = 200 * max(n, 1) * eps(ct)
+    assert rel(norm2(af @ v - v * w[..., None, :]), norm2(af) + 1) < tol
+    assert rel(np.abs(np.linalg.norm(v, axis=-2) - 1), 1) < tol  # unit columns
+    want = np.linalg.eigvals(af)
+    key = lambda z: np.sort_complex(np.round(z, 3))  # noqa: E731  (a multiset of values)
+    assert np.allclose(key(w), key(want), atol=1e-2)
+    assert np.array_equal(la.eigvals(x).get(), w) or np.allclose(
+        key(la.eigvals(x).get()), key(w), atol=1e-3)
+    np.testing.assert_allclose(np.sort(w[0, 0].real), np.arange(n), atol=tol * max(n, 1))
+
+
+def test_eig_errors_and_numpy(ctx):
+    """Non-square and non-matrix input raise numpy's LinAlgError; numpy's eig, eigvals,
+    roots and poly of a matrix dispatch to the device and agree with numpy."""
+    with pytest.raises(np.linalg.LinAlgError, match="square"):
+        la.eig(g(ctx, np.ones((2, 3), np.float32)))
+    with pytest.raises(np.linalg.LinAlgError, match="two-dimensional"):
+        la.eigvals(g(ctx, np.ones(3, np.float32)))
+    h = np.array([[2.0, 1.0], [1.0, 3.0]], np.float32)
+    w = np.linalg.eigvals(g(ctx, h))
+    assert isinstance(w, ga.GpuArray) and w.dtype == np.complex64
+    np.testing.assert_allclose(np.sort(w.get().real), np.linalg.eigvalsh(h), rtol=1e-5)
+    p = ga.poly(g(ctx, h))  # the characteristic polynomial, real: conjugate roots
+    np.testing.assert_allclose(p.get(), np.poly(h), rtol=1e-5)
+    for coef in ([1.0, -3.0, 2.0], [1.0, 0.0, 1.0], [0.0, 2.0, 0.0, -8.0, 0.0], [5.0], [0.0]):
+        c = np.asarray(coef, np.float32)
+        got, want = np.roots(g(ctx, c)), np.roots(c)
+        assert isinstance(got, ga.GpuArray) and got.dtype == want.dtype
+        np.testing.assert_allclose(np.sort_complex(got.get()), np.sort_complex(want),
+                                   atol=1e-5)
+
+
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize(("m", "n"), [(0, 3), (1, 1), (17, 5), (5, 17), (64, 64)])
 def test_svd(ctx, dt, m, n):
