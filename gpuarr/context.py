@@ -307,6 +307,8 @@ class Context:
         # numpy's float32 division and sqrt are correctly rounded; OpenCL's need asking.
         exact = d.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
         self.build_options = ("-cl-fp32-correctly-rounded-divide-sqrt",) if exact else ()
+        if _is_pocl(info.platform) and not info.is_gpu:  # ufunc_helpers' own logarithms
+            self.build_options += ("-DGA_OWN_LOG",)
         self._arena = None
         self._pool = None
         self._allocator = cl_tools.ImmediateAllocator(self.queue)

@@ -15,6 +15,7 @@ import operator
 import zlib
 
 import numpy as np
+import pyopencl as cl
 import pytest
 from numpy._core.umath import clip as np_clip  # the ufunc (numpy 1.26 has it here too)
 
@@ -554,6 +555,42 @@ def test_ldexp_large_exponents(ctx):
         he = np.array([200, -200, 2**31 - 1 if edt == "int32" else 2**40, 3], edt)
         got = ga.ldexp(ga.asarray(hm, context=ctx), ga.asarray(he, context=ctx))
         assert_like(got, _expected(lambda e=he: np.ldexp(hm, e)))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_logarithms_across_the_range(ctx, dt):
+    """log, log2, log10 and log1p over every binade (subnormals included) and their special
+    values, within OpenCL's bounds of numpy's float64 results (PoCL's CPUs compute them in
+    ufunc_helpers' own vectorised log), and log2 exact at powers of two."""
+    if dt == np.float64 and not ctx.fp64:
+        pytest.skip("no float64 on this device")
+    fi = np.finfo(dt)
+    rng = np.random.default_rng(17)
+    config = ctx.device.cl_device.single_fp_config if dt == np.float32 else None
+    denorms = config is None or bool(config & cl.device_fp_config.DENORM)
+    tiniest = fi.smallest_subnormal if denorms else fi.smallest_normal  # (else flushed)
+    lo, hi = np.log(float(tiniest)), np.log(float(fi.max))
+    wide = np.exp(rng.uniform(lo, hi, 20000)).astype(dt)
+    near1 = (1 + rng.uniform(-1e-3, 1e-3, 2000)).astype(dt)
+    special = np.array([0.0, -0.0, -1.0, -np.inf, np.inf, np.nan, tiniest,
+                        fi.smallest_normal, fi.max, 1.0], dt)
+    x = np.concatenate([wide, near1, special])
+    for name, bound, arg in [("log", 3, x), ("log2", 3, x), ("log10", 3, x),
+                             ("log1p", 2, np.concatenate([x - 1, rng.uniform(-1e-6, 1e-6,
+                                                                             2000).astype(dt)]))]:
+        arg = arg.astype(dt)
+        got = getattr(ga, name)(ga.asarray(arg, context=ctx)).get()
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(arg.astype(np.float64))
+        assert got.dtype == dt
+        finite = np.isfinite(want)
+        np.testing.assert_array_equal(got[~finite], want[~finite].astype(dt), err_msg=name)
+        ulp = np.spacing(np.abs(want[finite]).astype(dt)).astype(np.float64)
+        err = np.abs(got[finite].astype(np.float64) - want[finite]) / ulp
+        assert err.max() <= bound, (name, float(err.max()), arg[finite][err.argmax()])
+    k = np.arange(fi.minexp - (fi.nmant if denorms else 0), fi.maxexp)
+    got = ga.log2(ga.asarray(np.ldexp(np.ones(k.size, dt), k), context=ctx)).get()
+    np.testing.assert_array_equal(got, k.astype(dt))
 
 
 def test_nextafter_float16_steps_one_half_ulp(ctx):

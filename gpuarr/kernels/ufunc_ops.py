@@ -34,9 +34,14 @@ _COMPLEX = {
 _CPOW = ("ga_cpow_{T}({0}, {1})", ("cmul", "cdiv", "cmul_inf", "cexp", "clog", "cpow"))
 
 
+# The logarithms go through ufunc_helpers' 'logs' (a vectorisable log on PoCL's CPUs).
+_LOGS = ("log", "log2", "log10", "log1p")
+
+
 def _float(fn, name=None):
-    """OpenCL's `fn` for floats; the complex helper of ufunc `name` where it has one."""
-    table = {_F: (f"{fn}({{0}})", ())}
+    """OpenCL's `fn` for floats (the logarithms through helper 'logs'); the complex helper of
+    ufunc `name` where it has one."""
+    table = {_F: (f"ga_{fn}_{{T}}({{0}})", ("logs",)) if fn in _LOGS else (f"{fn}({{0}})", ())}
     if name in _COMPLEX:
         helpers = _COMPLEX[name]
         table["c"] = (f"ga_{helpers[-1]}_{{T}}({{0}})", helpers)
