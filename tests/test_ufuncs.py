@@ -593,6 +593,37 @@ def test_logarithms_across_the_range(ctx, dt):
     np.testing.assert_array_equal(got, k.astype(dt))
 
 
+def test_float32_power_special_values_and_range(ctx):
+    """float32 x ** y: C99's special values as numpy gives them (signs of zeros and
+    infinities included) over a grid of special operands, and random operands within
+    OpenCL's 16 ulp of the float64 result (PoCL's CPUs, ufunc_helpers' own pow: 1 ulp)."""
+    sp = np.array([0, -0.0, 1, -1, np.inf, -np.inf, np.nan, 2, -2, 0.5, -0.5, 1e-45, -1e-45,
+                   3e38, -3e38], np.float32)
+    ys = np.array([0, -0.0, 1, -1, 2, -2, 3, -3, 0.5, -0.5, np.inf, -np.inf, np.nan, 1e10,
+                   2**25, 2**24 + 2, 1e-45, 7, -7, 1.5], np.float32)
+    x, y = (a.ravel() for a in np.meshgrid(sp, ys))
+    got = ga.power(ga.asarray(x, context=ctx), ga.asarray(y, context=ctx)).get()
+    with np.errstate(all="ignore"):
+        want = np.power(x, y)
+    exact = ~np.isfinite(want) | (want == 0) | (np.abs(x) == 1) | (y == 0)
+    np.testing.assert_array_equal(got[exact], want[exact])
+    number = ~np.isnan(want)  # (a NaN's sign bit is not numpy's to promise)
+    np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(want[number]))
+    np.testing.assert_allclose(got[~exact], want[~exact], rtol=2e-6)
+    rng = np.random.default_rng(23)
+    x = np.concatenate([rng.uniform(-10, 10, 20000), np.exp(rng.uniform(-80, 80, 20000))])
+    y = np.concatenate([np.round(rng.uniform(-8, 8, 20000)), rng.uniform(-1, 1, 20000)])
+    x, y = x.astype(np.float32), y.astype(np.float32)
+    got = ga.power(ga.asarray(x, context=ctx), ga.asarray(y, context=ctx)).get()
+    want = np.power(x.astype(np.float64), y.astype(np.float64))
+    finite = np.isfinite(want) & (np.abs(want) >= np.finfo(np.float32).smallest_normal) & \
+        (np.abs(want) <= np.finfo(np.float32).max)
+    ulp = np.spacing(np.abs(want[finite]).astype(np.float32)).astype(np.float64)
+    err = np.abs(got[finite].astype(np.float64) - want[finite]) / ulp
+    assert err.max() <= (1 if "-DGA_OWN_LOG" in ctx.build_options else 16), err.max()
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
 def test_nextafter_float16_steps_one_half_ulp(ctx):
     h = np.array([1.0, 1.0, 0.0, -2.0], np.float16)
     t = np.array([2.0, 0.0, 1.0, -3.0], np.float16)
