@@ -140,6 +140,10 @@ class Ufunc:
     def __call__(self, *args, out=None, dtype=None, casting="same_kind", where=True):
         if self.name == "power":
             _check_integer_power(args)
+            if type(args[1]) in (int, float) and isinstance(args[0], ArrayBase) and \
+                    args[0].dtype.kind in "fc" and args[1] in _SCALAR_POWERS:
+                return UFUNCS[_SCALAR_POWERS[args[1]]](args[0], out=out, dtype=dtype,
+                                                       casting=casting, where=where)
         try:
             if out is None and dtype is None and where is True and casting == "same_kind":
                 result = self._fast_call(args)
@@ -328,6 +332,12 @@ def _siblings(nin, loops, out_loop):
 # Comparisons and their mirror images (a < b is b > a).
 _FLIPPED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
             "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+
+# numpy 2's power of an inexact array to a Python scalar 2, 0.5, -1 or 1 is square, sqrt,
+# reciprocal or positive (its fast path: sqrt's -0.0 and NaN at -inf included; numpy 1.x
+# took it for the ** operator only). On PoCL pow costs 50-70x numpy's time in float64.
+_SCALAR_POWERS = {2: "square", 0.5: "sqrt", -1: "reciprocal", 1: "positive"}
 
 
 def _check_integer_power(args):
