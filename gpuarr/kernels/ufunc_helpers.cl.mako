@@ -75,7 +75,7 @@ inline ${T} ga_rshift_${T}(${T} a, ${T} b) {
 ## log, log2, log10 and log1p. Where GA_OWN_LOG is defined (PoCL's CPU devices, whose log
 ## calls a library function per element: 10x slower than this, 5-10x slower than numpy),
 ## fdlibm's e_log.c in double, without branches, so that the compiler vectorises it across
-## work-items: 0.5 ulp for float, 1 ulp for double against numpy. Elsewhere OpenCL's own.
+## work-items: 0.5 ulp for float, 1-2 ulp for double against numpy. Elsewhere OpenCL's own.
 #if defined(GA_OWN_LOG) && defined(cl_khr_fp64)
 ## Contraction allowed here (the file turns it off: numpy rounds a * b + c twice): PoCL
 ## vectorises these functions only with it (2 ms for 2^22 floats, 18 ms without).
@@ -101,6 +101,11 @@ GA_INLINE double ga_log_reduced(double x, double *k) {
     double hfsq = 0.5 * f * f;
     return f - (hfsq - s * (hfsq + r));
 }
+## log x for finite x > 0.
+GA_INLINE double ga_log_finite(double x) {
+    double k, ly = ga_log_reduced(x, &k);
+    return k * 6.93147180369123816490e-01 + (ly + k * 1.90821492927058770002e-10);
+}
 ## log's special values at x around the finite result r.
 GA_INLINE double ga_log_special(double x, double r) {
     r = x == 0 ? -INFINITY : (x == INFINITY ? INFINITY : r);
@@ -108,9 +113,7 @@ GA_INLINE double ga_log_special(double x, double r) {
 }
 #endif
 GA_INLINE ${T} ga_log_${T}(${T} x) {
-    double k, ly = ga_log_reduced(x, &k);
-    return (${T})ga_log_special(x, k * 6.93147180369123816490e-01
-                                   + (ly + k * 1.90821492927058770002e-10));
+    return (${T})ga_log_special(x, ga_log_finite(x));
 }
 GA_INLINE ${T} ga_log2_${T}(${T} x) {
     double k, ly = ga_log_reduced(x, &k);
@@ -122,8 +125,7 @@ GA_INLINE ${T} ga_log10_${T}(${T} x) {
 }
 ## log(u) * x / (u - 1) with u = 1 + x: the factor undoes u's rounding (Goldberg).
 GA_INLINE ${T} ga_log1p_${T}(${T} x) {
-    double xd = x, u = 1.0 + xd, k, ly = ga_log_reduced(u, &k);
-    double r = k * 6.93147180369123816490e-01 + (ly + k * 1.90821492927058770002e-10);
+    double xd = x, u = 1.0 + xd, r = ga_log_finite(u);
     r = u == 1.0 ? xd : r * (xd / (u - 1.0));
     return (${T})ga_log_special(u, xd == INFINITY ? INFINITY : r);
 }
@@ -137,16 +139,14 @@ inline ${T} ga_log1p_${T}(${T} x) { return log1p(x); }
 % elif helper == 'pow':
 ## x ** y. Where GA_OWN_LOG is defined, float's: exp(y log|x|) in double (|y log x| < 2^8,
 ## so the double's error stays far below float's ulp), with C99's special values worked
-## out without branches (PoCL then vectorises it: 2^22 floats 197 -> 4 ms); else, and for
+## out without branches (PoCL then vectorises it: 2^22 floats 197 -> 9 ms); else, and for
 ## double (whose result would need log in double-double), OpenCL's pow.
 % if T == 'float':
 #if defined(GA_OWN_LOG) && defined(cl_khr_fp64)
 #pragma OPENCL FP_CONTRACT ON
 GA_INLINE float ga_pow_float(float x, float y) {
-    double ax = fabs((double)x), k, ly = ga_log_reduced(ax, &k);
-    double l = ga_log_special(ax, k * 6.93147180369123816490e-01
-                                  + (ly + k * 1.90821492927058770002e-10));
-    double yd = y, r = exp(yd * l);
+    double ax = fabs((double)x), yd = y;
+    double r = exp(yd * ga_log_special(ax, ga_log_finite(ax)));
     int integer = y == rint(y), odd = integer && rint(y * 0.5f) != y * 0.5f;
     r = (signbit(x) && odd) ? -r : r;                    /* -0.0 and -inf included */
     r = (x < 0 && isfinite(x) && !integer) ? NAN : r;
