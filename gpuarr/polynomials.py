@@ -220,8 +220,8 @@ def roots(p):
     if c.ndim != 1:
         raise ShapeError(f"Input must be a rank-1 array (got shape {c.shape}).")
     r = np.roots(c.get())
-    if not c.context.fp64 and r.dtype.itemsize == (16 if r.dtype.kind == "c" else 8):
-        r = r.astype(np.complex64 if r.dtype.kind == "c" else np.float32)
+    if not c.context.fp64:  # (float32 coefficients give float32 roots already)
+        r = r.astype(np.complex64 if r.dtype.kind == "c" else np.float32, copy=False)
     return asarray(r, context=c.context)
 
 
