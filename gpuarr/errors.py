@@ -19,6 +19,7 @@ __all__ = [
     "ContextMismatch",
     "ContextNotDefined",
     "DeviceNotFound",
+    "DeviceTimeout",
     "DeviceUnusableError",
     "FlagError",
     "ForkedProcessError",
@@ -120,6 +121,12 @@ class CommError(GpuArrayError, RuntimeError):
 class CommTimeout(CommError, TimeoutError):
     """Not every rank joined a communicator, or a collective, before the deadline (flag
     comm_timeout); `.missing` lists the ranks that did not answer, where known."""
+
+
+class DeviceTimeout(GpuArrayError, TimeoutError):
+    """Work-groups that must run at the same time (a kernel whose work-groups wait on each
+    other) did not within the kernel's deadline: the device was held by other work. The
+    result was not computed."""
 
 
 class ForkedProcessError(GpuArrayError, RuntimeError):

@@ -15,10 +15,13 @@ pivot, a zero pivot) are flagged on the device, one int per matrix, read back on
 caller.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from . import blas, manipulation
 from .base import empty, to_device, zeros
+from .errors import DeviceTimeout
 from .kernels import get_program, kernel_from
 from .launch import enqueue
 from .reduction import device_class
@@ -64,6 +67,18 @@ PANEL_ROWS = (2, 8, 32)
 # Whether the panel kernels' column loops are unrolled (None: everywhere but PoCL, whose
 # compiler takes minutes over them and miscompiles their unrollable form).
 PANEL_UNROLL = None
+# LU panels on NVIDIA GPUs (getrf_grid): the panel's rows spread over work-groups of
+# GRID_LOCAL work-items, GRID_ROWS rows each (at most GRID_TILE bytes) in local memory,
+# meeting at a barrier in global memory once a column; at most one work-group per compute
+# unit, so that all run at once (other GPUs, whose compute units are not multiprocessors,
+# and batches keep getrf_panel).
+GRID_LOCAL = 256
+GRID_ROWS = 64
+GRID_TILE = 32768
+# Work-items leading each column of getrf_grid (a warp: NVIDIA's inline PTX shuffles);
+# GRID = False: every GPU takes getrf_panel.
+GRID_WARP = 32
+GRID = True
 # Hermitian eigenproblems up to this size run cyclic Jacobi on the device (one work-item per
 # matrix), larger ones numpy's LAPACK on the host. CPU: measured against numpy (0.5-2x at
 # 8-32); GPU: unmeasured, kept small (a work-item's matrix should stay in cache).
@@ -89,6 +104,7 @@ _TYPES = {"potrf_leaf": [_I32] * 3 + _MAT * 3 + [None],
           "trsm": [_I32] * 6 + _MAT * 2,
           "trsm_tile": [_I32] * 6 + _MAT * 2 + [_I32] + _PIV,
           "getrf_panel": [_I32] * 3 + _MAT + _PIV + [None],
+          "getrf_grid": [_I32] * 5 + _MAT + _PIV + [None] * 3,
           "geqrf_panel": [_I32] * 3 + _MAT * 3 + _PIV}
 
 
@@ -161,6 +177,85 @@ def _panel_kernel(ctx, name, dtype, spec):
                               rpt=rpt, lw=lw, pw=PANEL_WIDTH, ch=ch, unroll=bool(unroll))
         kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel
+
+
+class _Grid(NamedTuple):
+    """getrf_grid's geometry and scratch for the panels of one matrix: rows a work-group,
+    leading work-items (WARP, or 1: portable), barrier counters (one a panel, zeroed, then
+    the candidates' rows) and the candidates' values and rows."""
+    rows: int
+    warp: int
+    panels: int
+    ints: object
+    values: object
+
+
+def _grid(a, warp=None, rows=None):
+    """getrf_grid's _Grid for the panels of `a`, or None where it does not apply: NVIDIA
+    GPUs where the probe passes (or `warp` given: tests), one matrix, at most one work-group
+    per compute unit (or `rows` given)."""
+    p, m, n = a.shape
+    ctx = a.context
+    nb = block_size(ctx)
+    rw = rows or min(GRID_ROWS, GRID_TILE // (nb * a.dtype.itemsize))
+    groups = -(-m // rw)
+    if warp is None:
+        if (not GRID or p != 1 or device_class(ctx) != "gpu" or blas.gemm_class(ctx) != "nvidia"
+                or groups > min(ctx.device.compute_units, GRID_LOCAL)
+                or not _grid_ok(ctx, a.dtype, rw)):
+            return None
+        warp = GRID_WARP
+    panels = -(-min(m, n) // nb)
+    ints = zeros((panels + 2 * groups,), np.int32, context=ctx)
+    values = empty((2 * groups + 2 * (groups + 1) * nb,), a.dtype, context=ctx)
+    return _Grid(rw, warp, panels, ints, values)
+
+
+def _grid_ok(ctx, dtype, rw):
+    """Whether getrf_grid with GRID_WARP leaders builds and factors a probe panel (three
+    work-groups) as getrf_panel does (the same pivots, values within 100 eps); once per
+    context and dtype (ctx.state), never an error for the user."""
+    key = ("getrf_grid", dtype.name, rw)
+    if key not in ctx.state:
+        ok = False
+        try:
+            rng = np.random.default_rng(7)
+            m, w = 3 * rw - 5, block_size(ctx)
+            host = rng.standard_normal((1, m, w)).astype(dtype)
+            got, want = to_device(host, ctx), to_device(host, ctx)
+            pg, pw = (empty((1, w), np.int32, context=ctx) for _ in range(2))
+            info = zeros((1,), np.int32, context=ctx)
+            grid = _grid(got, warp=GRID_WARP, rows=rw)
+            _grid_panel(got, pg, info, 0, grid)
+            _panel(want, pw, info, 0)
+            g, h = got.get(), want.get()
+            ok = bool(np.array_equal(pg.get(), pw.get()) and info.get()[0] == 0 and
+                      np.max(np.abs(g - h)) <= 100 * np.finfo(dtype).eps * np.max(np.abs(h)))
+        except Exception:
+            ok = False
+        ctx.state[key] = ok
+    return ctx.state[key]
+
+
+def _grid_panel(a, piv, info, base, grid):
+    """getrf_grid on the panel `a` (1, rows, w) whose first row and column are the matrix's
+    `base`."""
+    _, m, w = a.shape
+    ctx = a.context
+    nb = block_size(ctx)
+    key = ("linalg-grid", a.dtype.name, grid.rows, grid.warp)
+    kernel = ctx.kernels.get(key)
+    if kernel is None:
+        program = get_program(ctx, key, "linalg.cl.mako", dtype=a.dtype.name, ls=GRID_LOCAL,
+                              part="getrf_grid", pw=nb, rw=grid.rows, warp=grid.warp)
+        kernel = kernel_from(ctx, key, program, "getrf_grid", _TYPES["getrf_grid"])
+    groups = -(-m // grid.rows)
+    item = piv.itemsize
+    enqueue(ctx, kernel, (GRID_LOCAL * groups,), (GRID_LOCAL,),
+            [m, w, base, grid.panels, base // nb, *_mat(a), piv.storage, piv.offset // item,
+             piv.strides[0] // item, info.storage, grid.ints.storage, grid.values.storage],
+            (), (a.storage, piv.storage, info.storage, grid.ints.storage,
+                 grid.values.storage))
 
 
 def _mat(x):
@@ -312,12 +407,16 @@ def getrf(a, piv, info):
         _panel(a, piv, info, 0, leaf=n)
         return a
     outer = LU_OUTER[device_class(a.context)] * nb
+    grid = _grid(a)
     for k0 in range(0, kmin, outer):
         e0 = min(k0 + outer, kmin)
         for k in range(k0, e0, nb):
             e = min(k + nb, kmin)
             pk = piv[:, k:e]
-            _panel(_sub(a, k, m, k, e), pk, info, k)
+            if grid:
+                _grid_panel(_sub(a, k, m, k, e), pk, info, k, grid)
+            else:
+                _panel(_sub(a, k, m, k, e), pk, info, k)
             laswp(_sub(a, k, m, 0, n), pk, k, skip=(k, e))  # the panel swapped its columns
             if e < e0:  # the rest of the outer panel
                 u12 = _sub(a, k, e, e, e0)
@@ -328,6 +427,11 @@ def getrf(a, piv, info):
             trsm(_sub(a, k0, e0, k0, e0), u12, lower=True, unit=True)
             if e0 < m:
                 blas.gemm_into(-1, _sub(a, e0, m, k0, e0), u12, 1, _sub(a, e0, m, e0, n))
+    if grid and info.get()[0] == -1:
+        raise DeviceTimeout(
+            f"LU of a {m} x {n} matrix: the work-groups of an LU panel (getrf_grid, up to "
+            f"{-(-m // grid.rows)}) did not all run at once (the device was held by other "
+            f"work); nothing was computed. gpuarr.factorizations.GRID = False turns them off")
     return a
 
 
@@ -487,9 +591,41 @@ def getrs(lu, piv, b):
                 (b.storage,))
         return b
     b = _permuted(b, piv)
+    if p == 1 and not PER_ITEM[device_class(ctx)] and n > _trsm_leaf(ctx, b.dtype):
+        return _trsm_by_inverses(lu, _trsm_by_inverses(lu, b, lower=True, unit=True),
+                                 lower=False)
     trsm(lu, b, lower=True, unit=True)
     trsm(lu, b, lower=False)
     return b
+
+
+def _trsm_by_inverses(t, b, lower, unit=False):
+    """t^-1 b (t: (1, n, n) triangular, b: (1, n, r), overwritten) into a new array, GPUs:
+    the diagonal blocks inverted at once (one launch), each block's solve then a GEMM by
+    its inverse (MAGMA's way: a leaf of trsm_tile runs one barrier step a row), the
+    updates between the blocks GEMMs."""
+    _, n, r = b.shape
+    leaf = _trsm_leaf(b.context, b.dtype)
+    full = n // leaf
+    sr, sc = t.strides[1:]
+    blocks = t._view((full, leaf, leaf), (leaf * (sr + sc), sr, sc))
+    inverses = empty((full, leaf, leaf), t.dtype, context=t.context)
+    _trsm_kernel(blocks, inverses, lower, unit, False, ident=True)
+    x = empty(b.shape, b.dtype, context=b.context)
+    order = range(0, n, leaf) if lower else reversed(range(0, n, leaf))
+    for k in order:
+        e = min(k + leaf, n)
+        xk, bk = _sub(x, k, e, 0, r), _sub(b, k, e, 0, r)
+        if e - k == leaf:
+            blas.gemm_into(1, inverses[k // leaf:k // leaf + 1], bk, 0, xk)
+        else:  # the ragged last block
+            _trsm_kernel(_sub(t, k, e, k, e), bk, lower, unit, False)
+            xk._assign(bk)
+        rest = (e, n) if lower else (0, k)
+        if rest[0] < rest[1]:
+            off = _sub(t, *rest, k, e)
+            blas.gemm_into(-1, off, xk, 1, _sub(b, *rest, 0, r))
+    return x
 
 
 def getri(lu, piv):

@@ -544,6 +544,36 @@ def test_gpu_small_leaves_and_fallbacks(ctx, gpu_kernels, monkeypatch):
         la.cholesky(g(ctx, s))
 
 
+def test_lu_panels_across_work_groups(ctx, gpu_kernels, monkeypatch):
+    """getrf_grid, the LU panel whose rows several work-groups share: with one work-group
+    (portable leaders) on any device, and on NVIDIA GPUs as getrf chooses it (three to
+    eight work-groups meeting at a barrier per column): LAPACK's pivots, the factors of
+    getrf_panel, singular matrices flagged; then a solve (getrs by the diagonal blocks'
+    inverses, GPUs' way)."""
+    grid = factorizations._grid
+    nvidia = grid(ga.zeros((1, 200, 200), np.float32, context=ctx)) is not None
+    for dt in (np.float32, np.complex128):
+        if np.dtype(dt) == np.complex128 and not ctx.fp64:
+            continue
+        a = rand((1, 150, 150), dt, 5)
+        a[0, :, 90] = 0
+        if not nvidia:
+            monkeypatch.setattr(factorizations, "_grid",
+                                lambda x: grid(x, warp=1, rows=x.shape[1]))
+        lu, piv = la.lu_factor(g(ctx, a))
+        monkeypatch.setattr(factorizations, "_grid", lambda x: None)
+        want_lu, want_piv = la.lu_factor(g(ctx, a))
+        monkeypatch.setattr(factorizations, "_grid", grid)
+        assert piv.get()[0].tolist() == want_piv.get()[0].tolist() == lu_pivots(a[0])
+        close(lu.get(), want_lu.get(), dt)
+        with pytest.raises(np.linalg.LinAlgError, match=r"U\[90, 90\]"):
+            la.solve(g(ctx, a[0]), g(ctx, a[0, :, 0]))
+        a[0, :, 90] = 1  # one matrix, n > the leaves: the solves by the blocks' inverses
+        b = rand((150, 3), dt, 6)
+        x = la.solve(g(ctx, a[0]), g(ctx, b)).get()
+        assert rel(norm2(a[0] @ x - b), norm2(a[0]) * norm2(x)) < 30 * 150 * eps(dt)
+
+
 # ---------------------------------------------------------------- errors and dispatch
 
 def test_errors(ctx):

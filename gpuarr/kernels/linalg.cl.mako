@@ -52,7 +52,7 @@
 ##     below, tau), and V explicitly (unit diagonal, zeros above) into v, V^H into vh when
 ##     want_vh.
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
-            unroll=True"/>\
+            unroll=True, rw=64, warp=1"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -608,17 +608,18 @@ __kernel void syevj1(const int count, const int n, const int upper, MAT(a), MAT(
 % endif
 </%def>\
 
-% if part == 'getrf_panel':
+% if part in ('getrf_panel', 'getrf_grid'):
 /* (v1, r1) is the better pivot candidate than (v2, r2): larger, then the lower row */
 #define BETTER(v1, r1, v2, r2) ((v1) > (v2) || ((v1) == (v2) && (r1) < (r2)))
 
-/* The row of the best pivot candidate (value rv[lid], row ri[lid]) of the work-group:
-   rounds of eight between (rv, ri) and (rv2, ri2). */
-inline int best8(__local R *rv, __local int *ri, __local R *rv2, __local int *ri2)
+/* The row of the best of n pivot candidates (value rv[i], row ri[i], i < n <= LS): rounds
+   of eight between (rv, ri) and (rv2, ri2). */
+inline int best8(__local R *rv, __local int *ri, __local R *rv2, __local int *ri2,
+                 const int n)
 {
     const int lid = get_local_id(0);
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = LS; s > 1; s = (s + 7) / 8) {
+    for (int s = n; s > 1; s = (s + 7) / 8) {
         const int h = (s + 7) / 8;
         if (lid < h) {
             R bv = rv[lid];
@@ -644,6 +645,7 @@ inline int best8(__local R *rv, __local int *ri, __local R *rv2, __local int *ri
     return ri[0];
 }
 
+% if part == 'getrf_panel':
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void getrf_panel(const int m, const int w, const int base, MAT(a), __global int *piv,
                  const long piv_off, const long piv_sb, __global int *info)
@@ -693,7 +695,7 @@ ${column_loop()}\
                 }
                 rv[lid] = best;
                 ri[lid] = where;
-                const int p = best8(rv, ri, rv2, ri2);
+                const int p = best8(rv, ri, rv2, ri2, LS);
 #pragma unroll
                 for (int q = 0; q < RPT; ++q) {
                     const int r = lid + q * LS;
@@ -829,6 +831,179 @@ ${column_loop()}\
     }
 }
 
+% else:
+#define RW ${rw}
+#define LANES (LS / PW)
+#define WARP ${warp}
+#define SPIN_MAX (1 << 22)
+% if warp > 1:
+/* NVIDIA (inline PTX, behind factorizations._grid's probe): the first warp of a work-group
+   leads each column, its lanes meeting by warp barriers and exchanging by shuffles. */
+#define WARP_SYNC() asm volatile("bar.warp.sync 0xffffffff;" ::: "memory")
+inline uint shfl_xor(const uint x, const int lane_mask)
+{
+    uint r;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"
+                 : "=r"(r) : "r"(x), "r"(lane_mask));
+    return r;
+}
+% if R == 'double':
+inline double SHFL_R(const double x, const int o)
+{
+    const ulong u = as_ulong(x);
+    return as_double(((ulong)shfl_xor((uint)(u >> 32), o) << 32) | shfl_xor((uint)u, o));
+}
+% else:
+#define SHFL_R(x, o) as_float(shfl_xor(as_uint(x), o))
+% endif
+% else:
+/* Portable (a work-item leads each column): for testing the algorithm on any device. */
+#define WARP_SYNC()
+% endif
+
+/* (*bv, *br) = the best of the lanes' candidates, in every lane of the leading warp */
+inline void warp_best(R *bv, int *br)
+{
+% if warp > 1:
+    for (int o = WARP / 2; o > 0; o /= 2) {
+        const R v = SHFL_R(*bv, o);
+        const int r = (int)shfl_xor((uint)*br, o);
+        if (BETTER(v, r, *bv, *br)) {
+            *bv = v;
+            *br = r;
+        }
+    }
+% endif
+}
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void getrf_grid(const int m, const int w, const int base, const int nsync, const int at,
+                MAT(a), __global int *piv, const long piv_off, const long piv_sb,
+                __global int *info, __global volatile int *ints, __global volatile T *xs)
+{
+    /* Work-group g holds rows g RW .. g RW + RW - 1 of the panel in local memory. Per
+       column k the first WARP work-items lead: the group's best pivot candidate and its row
+       (and row k, by its owner) go to global memory, the groups meet at a barrier (a
+       counter, ints[at]; none when G = 1), the leaders pick the same pivot from every
+       group's candidate, swap the rows and scale column k; then the whole work-group
+       updates its rows (work-item lid: column lid % PW of rows lid / PW + q LANES). The
+       candidates are double-buffered by k's parity: a group writes column k + 2's only
+       after every group has passed column k + 1's barrier, so after reading column k's. */
+    __local T tile[RW][PW];
+    __local T prow[PW];
+    __local int state;  /* 1: the pivot was zero, 2: the groups did not all run at once */
+    __local int failed;
+    const long bat = 0;
+    const int lid = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
+    const int j = lid % PW, lane = lid / PW;
+    const int r0 = g * RW, nr = min(RW, m - r0);
+    __global volatile int *cand = ints + nsync;  /* [2][G] candidate rows */
+    __global volatile T *vals = xs;  /* [2][G] candidate values */
+    __global volatile T *rows = xs + 2 * G;  /* [2][G + 1][PW]: candidates' rows, row k */
+    for (int e = lid; e < nr * w; e += LS)
+        tile[e / w][e % w] = AT(a, r0 + e / w, e % w);
+    if (lid == 0)
+        failed = 0;
+    for (int k = 0; k < w; ++k) {
+        const int par = k & 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* (after a failed barrier the loop runs on without work: barriers stay uniform) */
+        if (lid < WARP && !failed) {
+            R bv = -1;
+            int p = r0;
+            for (int i = max(k - r0, 0) + lid; i < nr; i += WARP) {
+                R x = ABS1(tile[i][k]);
+                if (x != x)
+                    x = INFINITY;
+                if (x > bv) {
+                    bv = x;
+                    p = r0 + i;
+                }
+            }
+            warp_best(&bv, &p);
+            int fail = 0;
+            if (G > 1) {
+                __global volatile T *own = rows + (par * (G + 1) + g) * PW;
+                __global volatile T *krow = rows + (par * (G + 1) + G) * PW;
+                if (lid == 0) {
+                    vals[par * G + g] = FROM_R(bv);
+                    cand[par * G + g] = p;
+                }
+                for (int c = lid; c < w; c += WARP) {
+                    if (bv >= 0)
+                        own[c] = tile[p - r0][c];
+                    if (k >= r0 && k < r0 + nr)
+                        krow[c] = tile[k - r0][c];
+                }
+                mem_fence(CLK_GLOBAL_MEM_FENCE);
+                WARP_SYNC();
+                if (lid == 0) {
+                    atomic_inc(&ints[at]);
+                    const int target = G * (k + 1);
+                    for (int spins = 0; atomic_add(&ints[at], 0) < target; ++spins)
+                        if (spins > SPIN_MAX) {  /* an error, not a hang */
+                            fail = 1;
+                            info[0] = -1;
+                            break;
+                        }
+                }
+                WARP_SYNC();
+                bv = -1;
+                for (int q = lid; q < G; q += WARP) {
+                    const R v = RE(vals[par * G + q]);
+                    const int r = cand[par * G + q];
+                    if (BETTER(v, r, bv, p)) {
+                        bv = v;
+                        p = r;
+                    }
+                }
+                warp_best(&bv, &p);
+                __global volatile T *best = rows + (par * (G + 1) + p / RW) * PW;
+                for (int c = lid; c < w; c += WARP) {
+                    prow[c] = best[c];
+                    if (p != k && p >= r0 && p < r0 + nr)
+                        tile[p - r0][c] = krow[c];
+                }
+            } else {
+                for (int c = lid; c < w; c += WARP) {
+                    const T x = tile[p][c];
+                    prow[c] = x;
+                    tile[p][c] = tile[k][c];
+                }
+            }
+            WARP_SYNC();
+            const T d = prow[k];
+            const int zero = ISZERO(d);
+            if (k >= r0 && k < r0 + nr)
+                for (int c = lid; c < w; c += WARP)
+                    tile[k - r0][c] = prow[c];
+            if (!zero)
+                for (int i = max(k + 1 - r0, 0) + lid; i < nr; i += WARP)
+                    tile[i][k] = DIV(tile[i][k], d);
+            if (lid == 0) {
+                state = fail ? 2 : zero;
+                failed = fail;
+                if (g == 0) {
+                    piv[piv_off + k] = base + p;
+                    if (zero && info[0] == 0)
+                        info[0] = base + k + 1;
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (!failed && state == 0 && j > k && j < w) {
+            const int lo = max(k + 1 - r0, 0);
+            const T pj = prow[j];
+            for (int i = lo + (lane - lo % LANES + LANES) % LANES; i < nr; i += LANES)
+                tile[i][j] -= MUL(tile[i][k], pj);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!failed)
+        for (int e = lid; e < nr * w; e += LS)
+            AT(a, r0 + e / w, e % w) = tile[e / w][e % w];
+}
+% endif
 % else:
 /* The sum over the work-items of the vectors a[lid vl + c] (c < vl) into a[0:vl] or b[0:vl]
    (returned): rounds of eight, between a (LS vl entries) and b (SUB vl). */
