@@ -75,9 +75,14 @@ PANEL_UNROLL = None
 GRID_LOCAL = 256
 GRID_ROWS = 64
 GRID_TILE = 32768
-# Work-items leading each column of getrf_grid (a warp: NVIDIA's inline PTX shuffles);
-# GRID = False: every GPU takes getrf_panel.
+# Work-items leading each column of getrf_grid (a warp: NVIDIA's inline PTX shuffles).
 GRID_WARP = 32
+# trsm_grid (the triangular solves of one matrix, one launch): right-hand sides at most
+# (fewer where 2 blocks of them would pass GRID_TILE bytes), and bytes of the block of the
+# triangle a pass through local memory.
+GRID_RHS = 32
+GRID_SLICE = 8192
+# False: no kernel whose work-groups wait on each other (getrf_panel, GEMM-based solves).
 GRID = True
 # Hermitian eigenproblems up to this size run cyclic Jacobi on the device (one work-item per
 # matrix), larger ones numpy's LAPACK on the host. CPU: measured against numpy (0.5-2x at
@@ -105,6 +110,7 @@ _TYPES = {"potrf_leaf": [_I32] * 3 + _MAT * 3 + [None],
           "trsm_tile": [_I32] * 6 + _MAT * 2 + [_I32] + _PIV,
           "getrf_panel": [_I32] * 3 + _MAT + _PIV + [None],
           "getrf_grid": [_I32] * 5 + _MAT + _PIV + [None] * 3,
+          "trsm_grid": [_I32] * 4 + _MAT * 4 + [None] * 2,
           "geqrf_panel": [_I32] * 3 + _MAT * 3 + _PIV}
 
 
@@ -200,7 +206,7 @@ def _grid(a, warp=None, rows=None):
     rw = rows or min(GRID_ROWS, GRID_TILE // (nb * a.dtype.itemsize))
     groups = -(-m // rw)
     if warp is None:
-        if (not GRID or p != 1 or device_class(ctx) != "gpu" or blas.gemm_class(ctx) != "nvidia"
+        if (p != 1 or not _grid_device(ctx)
                 or groups > min(ctx.device.compute_units, GRID_LOCAL)
                 or not _grid_ok(ctx, a.dtype, rw)):
             return None
@@ -209,6 +215,12 @@ def _grid(a, warp=None, rows=None):
     ints = zeros((panels + 2 * groups,), np.int32, context=ctx)
     values = empty((2 * groups + 2 * (groups + 1) * nb,), a.dtype, context=ctx)
     return _Grid(rw, warp, panels, ints, values)
+
+
+def _grid_device(ctx):
+    """Whether ctx's device takes the kernels whose work-groups wait on each other (GRID):
+    NVIDIA GPUs, where a compute unit is a multiprocessor that holds a work-group."""
+    return GRID and device_class(ctx) == "gpu" and blas.gemm_class(ctx) == "nvidia"
 
 
 def _grid_ok(ctx, dtype, rw):
@@ -427,11 +439,8 @@ def getrf(a, piv, info):
             trsm(_sub(a, k0, e0, k0, e0), u12, lower=True, unit=True)
             if e0 < m:
                 blas.gemm_into(-1, _sub(a, e0, m, k0, e0), u12, 1, _sub(a, e0, m, e0, n))
-    if grid and info.get()[0] == -1:
-        raise DeviceTimeout(
-            f"LU of a {m} x {n} matrix: the work-groups of an LU panel (getrf_grid, up to "
-            f"{-(-m // grid.rows)}) did not all run at once (the device was held by other "
-            f"work); nothing was computed. gpuarr.factorizations.GRID = False turns them off")
+    if grid:
+        _check_grid(info, f"LU of a {m} x {n} matrix", -(-m // grid.rows))
     return a
 
 
@@ -591,41 +600,72 @@ def getrs(lu, piv, b):
                 (b.storage,))
         return b
     b = _permuted(b, piv)
-    if p == 1 and not PER_ITEM[device_class(ctx)] and n > _trsm_leaf(ctx, b.dtype):
-        return _trsm_by_inverses(lu, _trsm_by_inverses(lu, b, lower=True, unit=True),
-                                 lower=False)
+    leaf = _trsm_leaf(ctx, b.dtype)
+    groups = (p == 1 and n > leaf and r <= _trsm_grid_rhs(ctx, b.dtype)[0]
+              and _trsm_groups(ctx, -(-n // leaf)))
+    if groups:
+        return _trsm_grid(lu, _trsm_grid(lu, b, True, True, groups), False, False, groups)
     trsm(lu, b, lower=True, unit=True)
     trsm(lu, b, lower=False)
     return b
 
 
-def _trsm_by_inverses(t, b, lower, unit=False):
-    """t^-1 b (t: (1, n, n) triangular, b: (1, n, r), overwritten) into a new array, GPUs:
-    the diagonal blocks inverted at once (one launch), each block's solve then a GEMM by
-    its inverse (MAGMA's way: a leaf of trsm_tile runs one barrier step a row), the
-    updates between the blocks GEMMs."""
+def _trsm_groups(ctx, nblk):
+    """trsm_grid's work-groups for nblk blocks of rows (one a block, at most one a compute
+    unit), None where it does not apply."""
+    return min(nblk, ctx.device.compute_units, GRID_LOCAL) if _grid_device(ctx) else None
+
+
+def _trsm_grid_rhs(ctx, dtype):
+    """(rc, lc) of trsm_grid: right-hand sides at most, columns of the triangle's block a
+    pass through local memory."""
+    nb = _trsm_leaf(ctx, dtype)
+    return (min(GRID_RHS, GRID_TILE // (2 * nb * dtype.itemsize)),
+            max(1, min(nb, GRID_SLICE // (nb * dtype.itemsize))))
+
+
+def _trsm_grid(t, b, lower, unit, groups):
+    """t^-1 b (t: (1, n, n) triangular, b: (1, n, r), r <= rc, overwritten) into a new
+    array by one launch of trsm_grid, after the diagonal blocks' inverses (two launches):
+    each block's solve a product by its inverse (MAGMA's way; a leaf of trsm_tile runs one
+    barrier step a row), the groups meeting once a block."""
     _, n, r = b.shape
-    leaf = _trsm_leaf(b.context, b.dtype)
-    full = n // leaf
+    ctx = b.context
+    leaf = _trsm_leaf(ctx, b.dtype)
+    full, nblk = n // leaf, -(-n // leaf)
     sr, sc = t.strides[1:]
-    blocks = t._view((full, leaf, leaf), (leaf * (sr + sc), sr, sc))
-    inverses = empty((full, leaf, leaf), t.dtype, context=t.context)
-    _trsm_kernel(blocks, inverses, lower, unit, False, ident=True)
-    x = empty(b.shape, b.dtype, context=b.context)
-    order = range(0, n, leaf) if lower else reversed(range(0, n, leaf))
-    for k in order:
-        e = min(k + leaf, n)
-        xk, bk = _sub(x, k, e, 0, r), _sub(b, k, e, 0, r)
-        if e - k == leaf:
-            blas.gemm_into(1, inverses[k // leaf:k // leaf + 1], bk, 0, xk)
-        else:  # the ragged last block
-            _trsm_kernel(_sub(t, k, e, k, e), bk, lower, unit, False)
-            xk._assign(bk)
-        rest = (e, n) if lower else (0, k)
-        if rest[0] < rest[1]:
-            off = _sub(t, *rest, k, e)
-            blas.gemm_into(-1, off, xk, 1, _sub(b, *rest, 0, r))
+    inverses = empty((nblk, leaf, leaf), t.dtype, context=ctx)
+    if full:
+        blocks = t._view((full, leaf, leaf), (leaf * (sr + sc), sr, sc))
+        _trsm_kernel(blocks, inverses[:full], lower, unit, False, ident=True)
+    if full < nblk:  # the ragged last block
+        k = full * leaf
+        _trsm_kernel(_sub(t, k, n, k, n), _sub(inverses[full:], 0, n - k, 0, n - k), lower,
+                     unit, False, ident=True)
+    x = empty(b.shape, b.dtype, context=ctx)
+    rc, lc = _trsm_grid_rhs(ctx, b.dtype)
+    key = ("linalg-trsm-grid", b.dtype.name, leaf, rc, lc)
+    kernel = ctx.kernels.get(key)
+    if kernel is None:
+        program = get_program(ctx, key, "linalg.cl.mako", dtype=b.dtype.name, ls=GRID_LOCAL,
+                              part="trsm_grid", pw=leaf, rc=rc, lc=lc)
+        kernel = kernel_from(ctx, key, program, "trsm_grid", _TYPES["trsm_grid"])
+    ints, info = (zeros((1,), np.int32, context=ctx) for _ in range(2))
+    enqueue(ctx, kernel, (GRID_LOCAL * groups,), (GRID_LOCAL,),
+            [n, r, int(lower), 0, *_mat(t), *_mat(inverses), *_mat(b), *_mat(x),
+             ints.storage, info.storage], (t.storage, inverses.storage),
+            (b.storage, x.storage, ints.storage, info.storage))
+    _check_grid(info, f"triangular solve of {n} rows", groups)
     return x
+
+
+def _check_grid(info, what, groups):
+    """DeviceTimeout where a grid kernel's work-groups did not all run at once (info -1)."""
+    if info.get()[0] == -1:
+        raise DeviceTimeout(
+            f"{what}: the {groups} work-groups of a kernel that needs them at once did "
+            f"not all run (the device was held by other work); nothing was computed. "
+            f"gpuarr.factorizations.GRID = False turns such kernels off")
 
 
 def getri(lu, piv):

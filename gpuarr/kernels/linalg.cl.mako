@@ -52,7 +52,7 @@
 ##     below, tau), and V explicitly (unit diagonal, zeros above) into v, V^H into vh when
 ##     want_vh.
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
-            unroll=True, rw=64, warp=1"/>\
+            unroll=True, rw=64, warp=1, rc=32, lc=16"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -95,6 +95,23 @@ inline T DIV(T a, T b)
 #define AT(name, i, j) name[name##_off + bat * name##_sb + (long)(i) * name##_sr \
                             + (long)(j) * name##_sc]
 
+% if part in ('getrf_grid', 'trsm_grid'):
+/* Kernels whose work-groups meet at barriers in global memory (at most one a compute unit,
+   so that all run at once): a counter a barrier, `target` = the arrivals it waits for. */
+#define SPIN_MAX (1 << 22)
+
+/* Arrive (the caller fenced its writes) and wait: 1 when not every work-group arrived
+   within SPIN_MAX polls (they did not all run at once: an error, not a hang). */
+inline int grid_wait(__global volatile int *counter, const int target)
+{
+    atomic_inc(counter);
+    for (int spins = 0; atomic_add(counter, 0) < target; ++spins)
+        if (spins > SPIN_MAX)
+            return 1;
+    return 0;
+}
+
+% endif
 % if part == 'main':
 /* the first i >= lo with i = start (mod step) */
 inline int first_from(const int start, const int step, const int lo)
@@ -584,6 +601,95 @@ __kernel void syevj1(const int count, const int n, const int upper, MAT(a), MAT(
         w[w_off + bat * w_sb + i] = RE(AT(a, i, i));
     }
 }
+% elif part == 'trsm_grid':
+#define NB ${pw}
+#define RC ${rc}
+#define LC ${lc}
+#define AT3(name, q, i, j) name[name##_off + (long)(q) * name##_sb + (long)(i) * name##_sr \
+                                + (long)(j) * name##_sc]
+
+<% outs = -(-pw * rc // ls) %>\
+<%def name="block_product(a, qa, a0, c0, v)">\
+## acc_q += the product of the rows (e / r) of a's block at (a0, c0) (kn columns, LC at a
+## time through ts) and the rows of v, for this work-item's outputs e = lid + q LS < NB r
+## (column e % r)
+        for (int l0 = 0; l0 < kn; l0 += LC) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int e = lid; e < NB * LC; e += LS)
+                ts[e / LC][e % LC] = l0 + e % LC < kn ?
+                    AT3(${a}, ${qa}, ${a0} + e / LC, ${c0} + l0 + e % LC) : FROM_R(0);
+            barrier(CLK_LOCAL_MEM_FENCE);
+% for q in range(outs):
+            if (lid + ${q * ls} < NB * r)
+                for (int l = 0; l < LC; ++l)
+                    acc${q} += MUL(ts[(lid + ${q * ls}) / r][l], ${v}[l0 + l][(lid + ${q * ls}) % r]);
+% endfor
+        }
+</%def>\
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void trsm_grid(const int n, const int r, const int lower, const int at, MAT(t), MAT(dinv),
+               MAT(b), MAT(x), __global volatile int *ints, __global int *info)
+{
+    /* x = t^-1 b (t: n x n lower or upper triangular, b and x: n x r, r <= RC) by blocks of
+       NB rows: dinv[q] = the inverse of t's diagonal block q. Block q of b belongs to
+       work-group q mod G, which alone updates it. Step s (block k, in the direction of the
+       solve): every group reads b_k (final: its owner's updates came before the barrier),
+       forms x_k = dinv[k] b_k, the owner writes it to x, and each group updates its blocks
+       beyond k: b_i -= t_ik x_k; then a barrier. b is overwritten. Blocks of t pass
+       through local memory LC columns at a time. */
+    __local T bs[NB][RC], xs[NB][RC], ts[NB][LC];
+    __local int fail;
+    const int lid = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
+    const int nblk = (n + NB - 1) / NB;
+    __global volatile T *bv = b;
+    if (lid == 0)
+        fail = 0;
+    for (int s = 0; s < nblk; ++s) {
+        const int k = lower ? s : nblk - 1 - s, k0 = k * NB;
+        /* (after a failed barrier the loop runs on without work: barriers stay uniform,
+           none under a condition, which PoCL miscompiles) */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int kn = fail ? 0 : min(NB, n - k0);
+        for (int e = lid; e < NB * r; e += LS)
+            bs[e / r][e % r] = e / r < kn ?
+                bv[b_off + (long)(k0 + e / r) * b_sr + (long)(e % r) * b_sc] : FROM_R(0);
+% for q in range(outs):
+        T acc${q} = FROM_R(0);
+% endfor
+${block_product('dinv', 'k', '0', '0', 'bs')}\
+% for q in range(outs):
+        if (lid + ${q * ls} < NB * r) {
+            const int e = lid + ${q * ls};
+            xs[e / r][e % r] = e / r < kn ? acc${q} : FROM_R(0);  /* (0 * garbage: NaN) */
+            if (k % G == g && e / r < kn)
+                x[x_off + (long)(k0 + e / r) * x_sr + (long)(e % r) * x_sc] = acc${q};
+        }
+% endfor
+        /* this group's blocks beyond k */
+        const int first = lower ? k + 1 + ((g - k - 1) % G + G) % G : g;
+        for (int qb = first; qb < (lower ? nblk : k); qb += G) {
+            const int q0 = qb * NB, qn = min(NB, n - q0);
+% for q in range(outs):
+            acc${q} = FROM_R(0);
+% endfor
+${block_product('t', '0', 'q0', 'k0', 'xs')}\
+% for q in range(outs):
+            if (lid + ${q * ls} < qn * r) {
+                const int e = lid + ${q * ls};
+                bv[b_off + (long)(q0 + e / r) * b_sr + (long)(e % r) * b_sc] -= acc${q};
+            }
+% endfor
+        }
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (lid == 0 && !fail && s + 1 < nblk && grid_wait(&ints[at], G * (s + 1))) {
+            fail = 1;
+            info[0] = -1;
+        }
+    }
+}
+
 % else:
 #define RPT ${rpt}
 #define LW ${lw}
@@ -835,7 +941,6 @@ ${column_loop()}\
 #define RW ${rw}
 #define LANES (LS / PW)
 #define WARP ${warp}
-#define SPIN_MAX (1 << 22)
 % if warp > 1:
 /* NVIDIA (inline PTX, behind factorizations._grid's probe): the first warp of a work-group
    leads each column, its lanes meeting by warp barriers and exchanging by shuffles. */
@@ -937,15 +1042,9 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
                 }
                 mem_fence(CLK_GLOBAL_MEM_FENCE);
                 WARP_SYNC();
-                if (lid == 0) {
-                    atomic_inc(&ints[at]);
-                    const int target = G * (k + 1);
-                    for (int spins = 0; atomic_add(&ints[at], 0) < target; ++spins)
-                        if (spins > SPIN_MAX) {  /* an error, not a hang */
-                            fail = 1;
-                            info[0] = -1;
-                            break;
-                        }
+                if (lid == 0 && grid_wait(&ints[at], G * (k + 1))) {
+                    fail = 1;
+                    info[0] = -1;
                 }
                 WARP_SYNC();
                 bv = -1;
