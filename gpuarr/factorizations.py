@@ -78,10 +78,10 @@ GRID_TILE = 32768
 # Work-items leading each column of getrf_grid (a warp: NVIDIA's inline PTX shuffles).
 GRID_WARP = 32
 # trsm_grid (the triangular solves of one matrix, one launch): right-hand sides at most
-# (fewer where 2 blocks of them would pass GRID_TILE bytes), and bytes of the block of the
-# triangle a pass through local memory.
-GRID_RHS = 32
-GRID_SLICE = 8192
+# (fewer where 2 blocks of them would pass GRID_TILE bytes); the triangle's blocks pass
+# through the rest of GRID_BYTES of local memory (the widest power-of-two slice that fits).
+GRID_RHS = 16
+GRID_BYTES = 40960
 # False: no kernel whose work-groups wait on each other (getrf_panel, GEMM-based solves).
 GRID = True
 # Hermitian eigenproblems up to this size run cyclic Jacobi on the device (one work-item per
@@ -619,9 +619,10 @@ def _trsm_groups(ctx, nblk):
 def _trsm_grid_rhs(ctx, dtype):
     """(rc, lc) of trsm_grid: right-hand sides at most, columns of the triangle's block a
     pass through local memory."""
-    nb = _trsm_leaf(ctx, dtype)
-    return (min(GRID_RHS, GRID_TILE // (2 * nb * dtype.itemsize)),
-            max(1, min(nb, GRID_SLICE // (nb * dtype.itemsize))))
+    nb, item = _trsm_leaf(ctx, dtype), dtype.itemsize
+    rc = min(GRID_RHS, GRID_TILE // (2 * nb * item))
+    lc = max(1, (GRID_BYTES - 2 * nb * rc * item) // (nb * item))
+    return rc, min(nb, 1 << (lc.bit_length() - 1))
 
 
 def _trsm_grid(t, b, lower, unit, groups):

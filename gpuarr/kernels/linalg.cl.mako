@@ -100,10 +100,11 @@ inline T DIV(T a, T b)
    so that all run at once): a counter a barrier, `target` = the arrivals it waits for. */
 #define SPIN_MAX (1 << 22)
 
-/* Arrive (the caller fenced its writes) and wait: 1 when not every work-group arrived
+/* Arrive (after a fence) and wait: 1 when not every work-group arrived
    within SPIN_MAX polls (they did not all run at once: an error, not a hang). */
 inline int grid_wait(__global volatile int *counter, const int target)
 {
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
     atomic_inc(counter);
     for (int spins = 0; atomic_add(counter, 0) < target; ++spins)
         if (spins > SPIN_MAX)
@@ -681,7 +682,8 @@ ${block_product('t', '0', 'q0', 'k0', 'xs')}\
             }
 % endfor
         }
-        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        /* the work-group's writes, seen by work-item 0 at the barrier, made visible to the
+           device by its fence before it arrives */
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         if (lid == 0 && !fail && s + 1 < nblk && grid_wait(&ints[at], G * (s + 1))) {
             fail = 1;
