@@ -609,16 +609,23 @@ __kernel void syevj1(const int count, const int n, const int upper, MAT(a), MAT(
 #define AT3(name, q, i, j) name[name##_off + (long)(q) * name##_sb + (long)(i) * name##_sr \
                                 + (long)(j) * name##_sc]
 
-<% outs = -(-pw * rc // ls) %>\
+<% outs, loads = -(-pw * rc // ls), -(-pw * lc // ls) %>\
 <%def name="block_product(a, qa, a0, c0, v)">\
 ## acc_q += the product of the rows (e / r) of a's block at (a0, c0) (kn columns, LC at a
 ## time through ts) and the rows of v, for this work-item's outputs e = lid + q LS < NB r
 ## (column e % r)
         for (int l0 = 0; l0 < kn; l0 += LC) {
+            /* every load in flight before the first store (a loop would wait on each) */
+% for q in range(loads):
+            const int i${q} = lid + ${q * ls};
+            const T y${q} = i${q} < NB * LC && l0 + i${q} % LC < kn ?
+                AT3(${a}, ${qa}, ${a0} + i${q} / LC, ${c0} + l0 + i${q} % LC) : FROM_R(0);
+% endfor
             barrier(CLK_LOCAL_MEM_FENCE);
-            for (int e = lid; e < NB * LC; e += LS)
-                ts[e / LC][e % LC] = l0 + e % LC < kn ?
-                    AT3(${a}, ${qa}, ${a0} + e / LC, ${c0} + l0 + e % LC) : FROM_R(0);
+% for q in range(loads):
+            if (i${q} < NB * LC)
+                ts[i${q} / LC][i${q} % LC] = y${q};
+% endfor
             barrier(CLK_LOCAL_MEM_FENCE);
 % for q in range(outs):
             if (lid + ${q * ls} < NB * r)
@@ -652,9 +659,15 @@ void trsm_grid(const int n, const int r, const int lower, const int at, MAT(t), 
            none under a condition, which PoCL miscompiles) */
         barrier(CLK_LOCAL_MEM_FENCE);
         const int kn = fail ? 0 : min(NB, n - k0);
-        for (int e = lid; e < NB * r; e += LS)
-            bs[e / r][e % r] = e / r < kn ?
-                bv[b_off + (long)(k0 + e / r) * b_sr + (long)(e % r) * b_sc] : FROM_R(0);
+% for q in range(outs):
+        const int e${q} = lid + ${q * ls};
+        const T z${q} = e${q} < NB * r && e${q} / r < kn ?
+            bv[b_off + (long)(k0 + e${q} / r) * b_sr + (long)(e${q} % r) * b_sc] : FROM_R(0);
+% endfor
+% for q in range(outs):
+        if (e${q} < NB * r)
+            bs[e${q} / r][e${q} % r] = z${q};
+% endfor
 % for q in range(outs):
         T acc${q} = FROM_R(0);
 % endfor
