@@ -610,15 +610,15 @@ __kernel void syevj1(const int count, const int n, const int upper, MAT(a), MAT(
                                 + (long)(j) * name##_sc]
 
 <% outs, loads = -(-pw * rc // ls), -(-pw * lc // ls) %>\
-<%def name="block_product(a, qa, a0, c0, v)">\
-## acc_q += the product of the rows (e / r) of a's block at (a0, c0) (kn columns, LC at a
-## time through ts) and the rows of v, for this work-item's outputs e = lid + q LS < NB r
-## (column e % r)
+<%def name="block_product(a, qa, a0, c0, v, an)">\
+## acc_q += the product of the rows (e / r) of a's block at (a0, c0) (an rows, kn columns,
+## LC at a time through ts) and the rows of v, for this work-item's outputs
+## e = lid + q LS < NB r (column e % r)
         for (int l0 = 0; l0 < kn; l0 += LC) {
             /* every load in flight before the first store (a loop would wait on each) */
 % for q in range(loads):
             const int i${q} = lid + ${q * ls};
-            const T y${q} = i${q} < NB * LC && l0 + i${q} % LC < kn ?
+            const T y${q} = i${q} < NB * LC && i${q} / LC < ${an} && l0 + i${q} % LC < kn ?
                 AT3(${a}, ${qa}, ${a0} + i${q} / LC, ${c0} + l0 + i${q} % LC) : FROM_R(0);
 % endfor
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -671,7 +671,7 @@ void trsm_grid(const int n, const int r, const int lower, const int at, MAT(t), 
 % for q in range(outs):
         T acc${q} = FROM_R(0);
 % endfor
-${block_product('dinv', 'k', '0', '0', 'bs')}\
+${block_product('dinv', 'k', '0', '0', 'bs', 'NB')}\
 % for q in range(outs):
         if (lid + ${q * ls} < NB * r) {
             const int e = lid + ${q * ls};
@@ -687,7 +687,7 @@ ${block_product('dinv', 'k', '0', '0', 'bs')}\
 % for q in range(outs):
             acc${q} = FROM_R(0);
 % endfor
-${block_product('t', '0', 'q0', 'k0', 'xs')}\
+${block_product('t', '0', 'q0', 'k0', 'xs', 'qn')}\
 % for q in range(outs):
             if (lid + ${q * ls} < qn * r) {
                 const int e = lid + ${q * ls};
@@ -1055,29 +1055,41 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
                     if (k >= r0 && k < r0 + nr)
                         krow[c] = tile[k - r0][c];
                 }
-                mem_fence(CLK_GLOBAL_MEM_FENCE);
-                WARP_SYNC();
+                WARP_SYNC();  /* (the lanes' writes, fenced by lane 0 in grid_wait) */
                 if (lid == 0 && grid_wait(&ints[at], G * (k + 1))) {
                     fail = 1;
                     info[0] = -1;
                 }
                 WARP_SYNC();
                 bv = -1;
-                for (int q = lid; q < G; q += WARP) {
-                    const R v = RE(vals[par * G + q]);
-                    const int r = cand[par * G + q];
-                    if (BETTER(v, r, bv, p)) {
-                        bv = v;
-                        p = r;
-                    }
+                /* (the loads of a lane issued together: one wait for the memory, not one
+                   a load) */
+% for q in range(-(-ls // warp)):
+                const int cq${q} = lid + ${q * warp};
+                const R cv${q} = cq${q} < G ? RE(vals[par * G + cq${q}]) : (R)-1;
+                const int cr${q} = cq${q} < G ? cand[par * G + cq${q}] : m;
+% endfor
+% for q in range(-(-ls // warp)):
+                if (BETTER(cv${q}, cr${q}, bv, p)) {
+                    bv = cv${q};
+                    p = cr${q};
                 }
+% endfor
                 warp_best(&bv, &p);
                 __global volatile T *best = rows + (par * (G + 1) + p / RW) * PW;
-                for (int c = lid; c < w; c += WARP) {
-                    prow[c] = best[c];
-                    if (p != k && p >= r0 && p < r0 + nr)
-                        tile[p - r0][c] = krow[c];
+                const int swap = p != k && p >= r0 && p < r0 + nr;
+% for c in range(-(-pw // warp)):
+                const int pc${c} = lid + ${c * warp};
+                const T pb${c} = pc${c} < w ? best[pc${c}] : FROM_R(0);
+                const T ps${c} = pc${c} < w && swap ? krow[pc${c}] : FROM_R(0);
+% endfor
+% for c in range(-(-pw // warp)):
+                if (pc${c} < w) {
+                    prow[pc${c}] = pb${c};
+                    if (swap)
+                        tile[p - r0][pc${c}] = ps${c};
                 }
+% endfor
             } else {
                 for (int c = lid; c < w; c += WARP) {
                     const T x = tile[p][c];
