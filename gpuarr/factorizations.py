@@ -110,6 +110,7 @@ _TYPES = {"potrf_leaf": [_I32] * 3 + _MAT * 3 + [None],
           "trsm_tile": [_I32] * 6 + _MAT * 2 + [_I32] + _PIV,
           "getrf_panel": [_I32] * 3 + _MAT + _PIV + [None],
           "getrf_grid": [_I32] * 5 + _MAT + _PIV + [None] * 3,
+          "geqrf_grid": [_I32] * 4 + _MAT * 3 + _PIV + [None] * 3,
           "trsm_grid": [_I32] * 4 + _MAT * 4 + [None] * 2,
           "geqrf_panel": [_I32] * 3 + _MAT * 3 + _PIV}
 
@@ -186,20 +187,23 @@ def _panel_kernel(ctx, name, dtype, spec):
 
 
 class _Grid(NamedTuple):
-    """getrf_grid's geometry and scratch for the panels of one matrix: rows a work-group,
-    leading work-items (WARP, or 1: portable), barrier counters (one a panel, zeroed, then
-    the candidates' rows) and the candidates' values and rows."""
+    """getrf_grid's and geqrf_grid's geometry and scratch for the panels of one matrix: rows
+    a work-group, leading work-items (WARP, or 1: portable), barrier counters (one a panel,
+    zeroed, then getrf_grid's candidates' rows), the candidates' values and rows (or
+    geqrf_grid's partial sums), a flag (geqrf_grid: -1 where its work-groups did not all
+    run at once)."""
     rows: int
     warp: int
     panels: int
     ints: object
     values: object
+    info: object
 
 
-def _grid(a, warp=None, rows=None):
-    """getrf_grid's _Grid for the panels of `a`, or None where it does not apply: NVIDIA
-    GPUs where the probe passes (or `warp` given: tests), one matrix, at most one work-group
-    per compute unit (or `rows` given)."""
+def _grid(a, warp=None, rows=None, qr=False):
+    """The _Grid of getrf_grid (geqrf_grid with `qr`) for the panels of `a`, or None where
+    it does not apply: NVIDIA GPUs (getrf_grid: where its probe passes), one matrix, at most
+    one work-group per compute unit; `warp` given (tests): anywhere, `rows` a work-group."""
     p, m, n = a.shape
     ctx = a.context
     nb = block_size(ctx)
@@ -208,13 +212,25 @@ def _grid(a, warp=None, rows=None):
     if warp is None:
         if (p != 1 or not _grid_device(ctx)
                 or groups > min(ctx.device.compute_units, GRID_LOCAL)
-                or not _grid_ok(ctx, a.dtype, rw)):
+                or not (qr or _grid_ok(ctx, a.dtype, rw))):
             return None
-        warp = GRID_WARP
+        warp = 1 if qr else GRID_WARP
     panels = -(-min(m, n) // nb)
     ints = zeros((panels + 2 * groups,), np.int32, context=ctx)
+    # (getrf_grid's candidates 2 groups + 2 (groups + 1) nb, geqrf_grid's 2 (groups + 1) nb)
     values = empty((2 * groups + 2 * (groups + 1) * nb,), a.dtype, context=ctx)
-    return _Grid(rw, warp, panels, ints, values)
+    return _Grid(rw, warp, panels, ints, values, zeros((1,), np.int32, context=ctx))
+
+
+def _grid_kernel(ctx, name, dtype, grid):
+    """The kernel `name` (getrf_grid, geqrf_grid) of grid's geometry."""
+    key = ("linalg-grid", name, dtype.name, grid.rows, grid.warp)
+    kernel = ctx.kernels.get(key)
+    if kernel is None:
+        program = get_program(ctx, key, "linalg.cl.mako", dtype=dtype.name, ls=GRID_LOCAL,
+                              part=name, pw=block_size(ctx), rw=grid.rows, warp=grid.warp)
+        kernel = kernel_from(ctx, key, program, name, _TYPES[name])
+    return kernel
 
 
 def _grid_device(ctx):
@@ -255,12 +271,7 @@ def _grid_panel(a, piv, info, base, grid):
     _, m, w = a.shape
     ctx = a.context
     nb = block_size(ctx)
-    key = ("linalg-grid", a.dtype.name, grid.rows, grid.warp)
-    kernel = ctx.kernels.get(key)
-    if kernel is None:
-        program = get_program(ctx, key, "linalg.cl.mako", dtype=a.dtype.name, ls=GRID_LOCAL,
-                              part="getrf_grid", pw=nb, rw=grid.rows, warp=grid.warp)
-        kernel = kernel_from(ctx, key, program, "getrf_grid", _TYPES["getrf_grid"])
+    kernel = _grid_kernel(ctx, "getrf_grid", a.dtype, grid)
     groups = -(-m // grid.rows)
     item = piv.itemsize
     enqueue(ctx, kernel, (GRID_LOCAL * groups,), (GRID_LOCAL,),
@@ -739,9 +750,9 @@ def _host_panel(a, k, e):
             to_device(np.ascontiguousarray(np.conj(v.swapaxes(1, 2))), ctx))
 
 
-def _device_panel(a, k, e, spec):
-    """QR of the panel a[:, k:, k:e] by geqrf_panel (one launch), then T from V^H V (a GEMM)
-    by larft: (V, T, T^H, V^H) on the device."""
+def _device_panel(a, k, e, spec, grid=None):
+    """QR of the panel a[:, k:, k:e] by geqrf_panel, or geqrf_grid with `grid` (one launch),
+    then T from V^H V (a GEMM) by larft: (V, T, T^H, V^H) on the device."""
     p, m, _ = a.shape
     ctx, dt = a.context, a.dtype
     rows, w = m - k, e - k
@@ -749,11 +760,19 @@ def _device_panel(a, k, e, spec):
     v = empty((p, rows, w), dt, context=ctx)
     vh = empty((p, w, rows), dt, context=ctx) if dt.kind == "c" else None
     tau = empty((p, w), dt, context=ctx)
-    kernel = _panel_kernel(ctx, "geqrf_panel", dt, spec)
-    enqueue(ctx, kernel, (spec[0] * p,), (spec[0],),
-            [rows, w, int(vh is not None), *_mat(panel), *_mat(v), *_mat(v if vh is None else vh),
-             *_vec(tau)], (), (a.storage, v.storage, tau.storage) +
-            (() if vh is None else (vh.storage,)))
+    args = [*_mat(panel), *_mat(v), *_mat(v if vh is None else vh), *_vec(tau)]
+    writes = (a.storage, v.storage, tau.storage) + (() if vh is None else (vh.storage,))
+    if grid:
+        kernel = _grid_kernel(ctx, "geqrf_grid", dt, grid)
+        groups = -(-rows // grid.rows)
+        enqueue(ctx, kernel, (GRID_LOCAL * groups,), (GRID_LOCAL,),
+                [rows, w, int(vh is not None), k // block_size(ctx), *args,
+                 grid.ints.storage, grid.values.storage, grid.info.storage], (),
+                (*writes, grid.ints.storage, grid.values.storage, grid.info.storage))
+    else:
+        kernel = _panel_kernel(ctx, "geqrf_panel", dt, spec)
+        enqueue(ctx, kernel, (spec[0] * p,), (spec[0],), [rows, w, int(vh is not None), *args],
+                (), writes)
     if vh is None:
         vh = v.swapaxes(1, 2)
     gram = empty((p, w, w), dt, context=ctx)
@@ -780,13 +799,17 @@ def geqrf(a):
     blocks = []
     if p == 0:
         return blocks
+    grid = gpu and nb == block_size(ctx) and _grid(a, qr=True)
     for k in range(0, kmin, nb):
         e = min(k + nb, kmin)
         spec = gpu and _panel_spec(a.dtype, m - k, e - k, qr=True)
-        v, t, th, vh = _device_panel(a, k, e, spec) if spec else _host_panel(a, k, e)
+        v, t, th, vh = (_device_panel(a, k, e, spec, grid) if spec or grid else
+                        _host_panel(a, k, e))
         blocks.append((k, v, t, vh))
         if e < n:
             apply_block(v, th, vh, _sub(a, k, m, e, n))
+    if grid:
+        _check_grid(grid.info, f"QR of a {m} x {n} matrix", -(-m // grid.rows))
     return blocks
 
 

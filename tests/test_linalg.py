@@ -575,6 +575,31 @@ def test_lu_panels_across_work_groups(ctx, gpu_kernels, monkeypatch):
         assert rel(norm2(a[0] @ x - b), norm2(a[0]) * norm2(x)) < 30 * 150 * eps(dt)
 
 
+def test_qr_panels_across_work_groups(ctx, gpu_kernels, monkeypatch):
+    """geqrf_grid, the QR panel whose rows several work-groups share (one work-group off
+    NVIDIA GPUs): Q R = A, Q orthonormal, R as geqrf_panel's; tall and wide, a zero
+    column."""
+    grid = factorizations._grid
+    nvidia = grid(ga.zeros((1, 200, 200), np.float32, context=ctx), qr=True) is not None
+    if not nvidia:
+        monkeypatch.setattr(factorizations, "_grid", lambda x, qr=False: qr and grid(
+            x, warp=1, rows=x.shape[1], qr=True))
+    for dt in (np.float32, np.complex128):
+        if np.dtype(dt) == np.complex128 and not ctx.fp64:
+            continue
+        for m, n in ((150, 150), (200, 70), (70, 130)):
+            a = rand((m, n), dt, m + n)
+            a[:, 3] = 0
+            q, r = (y.get() for y in la.qr(g(ctx, a)))
+            tol = 30 * max(m, n) * eps(dt)
+            assert rel(norm2(q @ r - a), norm2(a)) < tol
+            assert rel(norm2(adj(q) @ q - np.eye(min(m, n))), 1) < tol
+            with monkeypatch.context() as plain:
+                plain.setattr(factorizations, "_grid", lambda x, qr=False: None)
+                want = la.qr(g(ctx, a), mode="r").get()
+            close(r, want, dt)
+
+
 # ---------------------------------------------------------------- errors and dispatch
 
 def test_errors(ctx):

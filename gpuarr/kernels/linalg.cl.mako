@@ -95,7 +95,7 @@ inline T DIV(T a, T b)
 #define AT(name, i, j) name[name##_off + bat * name##_sb + (long)(i) * name##_sr \
                             + (long)(j) * name##_sc]
 
-% if part in ('getrf_grid', 'trsm_grid'):
+% if part in ('getrf_grid', 'trsm_grid', 'geqrf_grid'):
 /* Kernels whose work-groups meet at barriers in global memory (at most one a compute unit,
    so that all run at once): a counter a barrier, `target` = the arrivals it waits for. */
 #define SPIN_MAX (1 << 22)
@@ -702,6 +702,130 @@ ${block_product('t', '0', 'q0', 'k0', 'xs', 'qn')}\
             fail = 1;
             info[0] = -1;
         }
+    }
+}
+
+% elif part == 'geqrf_grid':
+#define RW ${rw}
+#define PW ${pw}
+#define LANES (LS / PW)
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void geqrf_grid(const int m, const int w, const int want_vh, const int at, MAT(a), MAT(vb),
+                MAT(vh), __global T *tau, const long tau_off, const long tau_sb,
+                __global volatile int *ints, __global volatile T *xs, __global int *info)
+{
+    /* geqrf_panel's result for one m x w panel (w <= PW), its rows spread over work-groups
+       as getrf_grid's (g holds rows g RW .. g RW + RW - 1 in local memory; work-item lid
+       column lid % PW of rows lid / PW + q LANES). Per column k, one sum over all rows
+       below the diagonal: |x|^2 and x^H a_j (j > k): each group's partial sums and row k
+       (by its owner) go to global memory, the groups meet at a barrier (ints[at]), each
+       adds the partial sums in the same order, forms the reflector (LAPACK's larfg) and
+       applies it to its rows. Partial sums double-buffered by k's parity (as getrf_grid's
+       candidates). */
+    __local T tile[RW][PW];
+    __local T part[LANES][PW];
+    __local T sum[PW], krow[PW];
+    __local int fail;
+    const long bat = 0;
+    const int lid = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
+    const int j = lid % PW, lane = lid / PW;
+    const int r0 = g * RW, nr = min(RW, m - r0);
+    __global volatile T *parts = xs;  /* [2][G][PW] */
+    __global volatile T *krows = xs + 2 * G * PW;  /* [2][PW] */
+    for (int e = lid; e < nr * w; e += LS)
+        tile[e / w][e % w] = AT(a, r0 + e / w, e % w);
+    if (lid == 0)
+        fail = 0;
+    for (int k = 0; k < w; ++k) {
+        const int par = k & 1;
+        const int lo = max(k + 1 - r0, 0), first = lo + (lane - lo % LANES + LANES) % LANES;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        T s = FROM_R(0);
+        if (!fail && j >= k && j < w)
+            for (int i = first; i < nr; i += LANES) {
+                const T x = tile[i][k];
+                s += j == k ? FROM_R(RE(MUL(CONJ(x), x))) : MUL(CONJ(x), tile[i][j]);
+            }
+        part[lane][j] = s;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < w) {
+            T t = part[0][lid];
+            for (int l = 1; l < LANES; ++l)
+                t += part[l][lid];
+            parts[(par * G + g) * PW + lid] = t;
+            if (k >= r0 && k < r0 + nr)
+                krows[par * PW + lid] = tile[k - r0][lid];
+        }
+        /* (every barrier unconditional: PoCL miscompiles barriers under a condition) */
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (lid == 0 && !fail && grid_wait(&ints[at], G * (k + 1))) {
+            fail = 1;
+            info[0] = -1;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* the sums: work-item (j, lane) adds groups lane, lane + LANES, ... (eight loads
+           in flight at a time), then the lanes' in lane order */
+        s = FROM_R(0);
+        if (j >= k && j < w)
+            for (int q0 = lane; q0 < G; q0 += 8 * LANES) {
+                T y[8];
+% for u in range(8):
+                y[${u}] = q0 + ${u * ls // pw} < G ? parts[(par * G + q0 + ${u * ls // pw}) * PW + j] : FROM_R(0);
+% endfor
+% for u in range(8):
+                s += y[${u}];
+% endfor
+            }
+        part[lane][j] = s;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < w) {
+            T t = part[0][lid];
+            for (int l = 1; l < LANES; ++l)
+                t += part[l][lid];
+            sum[lid] = t;
+            krow[lid] = krows[par * PW + lid];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* LAPACK's larfg, in every work-item (as geqrf_panel's) */
+        const R xn2 = RE(sum[k]);
+        const T alpha = krow[k];
+        T tv = FROM_R(0), scale = FROM_R(0);
+        R beta = RE(alpha);
+        if (xn2 != 0${' || IM(alpha) != 0' if cplx else ''}) {
+            beta = -copysign(sqrt(RE(alpha) * RE(alpha) + IM(alpha) * IM(alpha) + xn2),
+                             RE(alpha));
+% if cplx:
+            tv = (T)((beta - RE(alpha)) / beta, -IM(alpha) / beta);
+% else:
+            tv = (beta - alpha) / beta;
+% endif
+            scale = DIV(FROM_R(1), alpha - FROM_R(beta));
+        }
+        const T f = j > k && j < w ? MUL(CONJ(tv), krow[j] + MUL(CONJ(scale), sum[j]))
+                                   : FROM_R(0);
+        if (!fail) {
+            for (int i = lo + lid; i < nr; i += LS)
+                tile[i][k] = MUL(tile[i][k], scale);
+            if (lane == 0 && k >= r0 && k < r0 + nr && j >= k && j < w)
+                tile[k - r0][j] = j == k ? FROM_R(beta) : tile[k - r0][j] - f;
+            if (g == 0 && lid == 0)
+                tau[tau_off + k] = tv;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (!fail && j > k && j < w)
+            for (int i = first; i < nr; i += LANES)
+                tile[i][j] -= MUL(tile[i][k], f);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* R and V into a, V (explicit) into vb (and V^H into vh) */
+    for (int e = lid; e < nr * w && !fail; e += LS) {
+        const int i = e / w, c = e % w, r = r0 + i;
+        const T x = r > c ? tile[i][c] : FROM_R((R)(r == c));
+        AT(a, r, c) = tile[i][c];
+        AT(vb, r, c) = x;
+        if (want_vh)
+            AT(vh, c, r) = CONJ(x);
     }
 }
 
