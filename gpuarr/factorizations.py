@@ -581,18 +581,33 @@ def trsm(t, b, lower, unit=False, conj_t=False, dg=None):
     return b
 
 
-def _trtri_unit_lower(t, x):
+def _trtri_unit_lower(t, x, leaves=True):
     """x = t^-1 for unit lower triangular t (p, n, n); x's strict upper triangle must be
-    zero. Recursive halves: X21 = -X22 T21 X11, two GEMMs a level."""
+    zero. Recursive halves: X21 = -X22 T21 X11, two GEMMs a level; the leaves (the diagonal
+    blocks, every one starting at a multiple of the leaf size) first, for one matrix in one
+    launch (two with a ragged last block)."""
     p, n, _ = t.shape
     leaf = _trsm_leaf(t.context, t.dtype)
+    if leaves and p == 1 and n > leaf:
+        full = n // leaf
+        sr, sc = t.strides[1:]
+        xr, xc = x.strides[1:]
+        _trsm_kernel(t._view((full, leaf, leaf), (leaf * (sr + sc), sr, sc)),
+                     x._view((full, leaf, leaf), (leaf * (xr + xc), xr, xc)),
+                     True, True, False, ident=True)
+        if full * leaf < n:
+            k = full * leaf
+            _trsm_kernel(_sub(t, k, n, k, n), _sub(x, k, n, k, n), True, True, False,
+                         ident=True)
+        leaves = False
     if n <= leaf:
-        _trsm_kernel(t, x, True, True, False, ident=True)
+        if leaves:
+            _trsm_kernel(t, x, True, True, False, ident=True)
         return x
     h = _split(n, leaf)
     x11, x22 = _sub(x, 0, h, 0, h), _sub(x, h, n, h, n)
-    _trtri_unit_lower(_sub(t, 0, h, 0, h), x11)
-    _trtri_unit_lower(_sub(t, h, n, h, n), x22)
+    _trtri_unit_lower(_sub(t, 0, h, 0, h), x11, leaves)
+    _trtri_unit_lower(_sub(t, h, n, h, n), x22, leaves)
     tmp = empty((p, n - h, h), t.dtype, context=t.context)
     blas.gemm_into(1, _sub(t, h, n, 0, h), x11, 0, tmp)
     blas.gemm_into(-1, x22, tmp, 0, _sub(x, h, n, 0, h))

@@ -98,7 +98,7 @@ inline T DIV(T a, T b)
 % if part in ('getrf_grid', 'trsm_grid', 'geqrf_grid'):
 /* Kernels whose work-groups meet at barriers in global memory (at most one a compute unit,
    so that all run at once): a counter a barrier, `target` = the arrivals it waits for. */
-#define SPIN_MAX (1 << 22)
+#define SPIN_MAX (1 << 25)  /* polls: ~10 s on an H100, a fraction of one on CPUs */
 
 /* Arrive (after a fence) and wait: 1 when not every work-group arrived
    within SPIN_MAX polls (they did not all run at once: an error, not a hang). */
@@ -106,9 +106,11 @@ inline int grid_wait(__global volatile int *counter, const int target)
 {
     mem_fence(CLK_GLOBAL_MEM_FENCE);
     atomic_inc(counter);
-    for (int spins = 0; atomic_add(counter, 0) < target; ++spins)
+    for (int spins = 0; *counter < target; ++spins)  /* (volatile: a read of the device's
+                                                         copy each time, no atomic) */
         if (spins > SPIN_MAX)
             return 1;
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
     return 0;
 }
 
