@@ -1137,8 +1137,8 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
        after every group has passed column k + 1's barrier, so after reading column k's. */
     __local T tile[RW][PW];
     __local T prow[PW];
-    __local int state;  /* 1: the pivot was zero, 2: the groups did not all run at once */
-    __local int failed;
+    __local int state;  /* 1: the pivot was zero */
+    __local int failed;  /* the groups did not all run at once */
     const long bat = 0;
     const int lid = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
     const int j = lid % PW, lane = lid / PW;
@@ -1167,7 +1167,6 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
                 }
             }
             warp_best(&bv, &p);
-            int fail = 0;
             if (G > 1) {
                 __global volatile T *own = rows + (par * (G + 1) + g) * PW;
                 __global volatile T *krow = rows + (par * (G + 1) + G) * PW;
@@ -1183,10 +1182,19 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
                 }
                 WARP_SYNC();  /* (the lanes' writes, fenced by lane 0 in grid_wait) */
                 if (lid == 0 && grid_wait(&ints[at], G * (k + 1))) {
-                    fail = 1;
+                    failed = 1;
                     info[0] = -1;
+                    /* pivots that name rows of the panel: the row swaps after the panel
+                       read them before the caller sees info */
+                    for (int c = k; c < w; ++c)
+                        piv[piv_off + c] = base + c;
                 }
                 WARP_SYNC();
+            }
+            /* (the candidates of other groups, and addresses made of them, only after a
+               barrier that held) */
+            if (G > 1 && !failed) {
+                __global volatile T *krow = rows + (par * (G + 1) + G) * PW;
                 bv = -1;
                 /* (the loads of a lane issued together: one wait for the memory, not one
                    a load) */
@@ -1216,7 +1224,7 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
                         tile[p - r0][pc${c}] = ps${c};
                 }
 % endfor
-            } else {
+            } else if (G == 1) {
                 for (int c = lid; c < w; c += WARP) {
                     const T x = tile[p][c];
                     prow[c] = x;
@@ -1224,21 +1232,22 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
                 }
             }
             WARP_SYNC();
-            const T d = prow[k];
-            const int zero = ISZERO(d);
-            if (k >= r0 && k < r0 + nr)
-                for (int c = lid; c < w; c += WARP)
-                    tile[k - r0][c] = prow[c];
-            if (!zero)
-                for (int i = max(k + 1 - r0, 0) + lid; i < nr; i += WARP)
-                    tile[i][k] = DIV(tile[i][k], d);
-            if (lid == 0) {
-                state = fail ? 2 : zero;
-                failed = fail;
-                if (g == 0) {
-                    piv[piv_off + k] = base + p;
-                    if (zero && info[0] == 0)
-                        info[0] = base + k + 1;
+            if (!failed) {
+                const T d = prow[k];
+                const int zero = ISZERO(d);
+                if (k >= r0 && k < r0 + nr)
+                    for (int c = lid; c < w; c += WARP)
+                        tile[k - r0][c] = prow[c];
+                if (!zero)
+                    for (int i = max(k + 1 - r0, 0) + lid; i < nr; i += WARP)
+                        tile[i][k] = DIV(tile[i][k], d);
+                if (lid == 0) {
+                    state = zero;
+                    if (g == 0) {
+                        piv[piv_off + k] = base + p;
+                        if (zero && info[0] == 0)
+                            info[0] = base + k + 1;
+                    }
                 }
             }
         }
