@@ -7,12 +7,14 @@ Larger ones run blocked, LAPACK's right-looking way, with as few launches as the
 allows (each costs the host ~10 us on NVIDIA's OpenCL): Cholesky's diagonal blocks by one
 kernel, the panel below by the substitution kernel (GPUs) or one GEMM with the block's
 inverse (CPUs); LU's and QR's panels by one kernel each on GPUs (a work-group holding the
-panel's rows in registers; CPUs: recursive halves down to the one-matrix kernels for LU, the
-host's LAPACK for QR, the MAGMA way); the triangular solves and inverses recursive (halves:
-most flops in large GEMMs); the trailing updates, where the O(n^3) flops are, by
-blas.gemm_into. Failures (a non-positive
-pivot, a zero pivot) are flagged on the device, one int per matrix, read back once by the
-caller.
+panel's rows in registers; on NVIDIA, for one matrix, the grid kernels: the rows spread over
+up to one work-group per multiprocessor, meeting at a barrier in global memory once a
+column; CPUs: recursive halves down to the one-matrix kernels for LU, the host's LAPACK for
+QR, the MAGMA way); the triangular solves and inverses recursive (halves: most flops in
+large GEMMs; on NVIDIA the solves of one matrix with few right-hand sides one grid kernel
+each); the trailing updates, where the O(n^3) flops are, by blas.gemm_into. Failures (a
+non-positive pivot, a zero pivot) are flagged on the device, one int per matrix, read back
+once by the caller; so is a grid kernel's barrier that gave up (DeviceTimeout).
 """
 
 from typing import NamedTuple
@@ -67,11 +69,12 @@ PANEL_ROWS = (2, 8, 32)
 # Whether the panel kernels' column loops are unrolled (None: everywhere but PoCL, whose
 # compiler takes minutes over them and miscompiles their unrollable form).
 PANEL_UNROLL = None
-# LU panels on NVIDIA GPUs (getrf_grid): the panel's rows spread over work-groups of
-# GRID_LOCAL work-items, GRID_ROWS rows each (at most GRID_TILE bytes) in local memory,
-# meeting at a barrier in global memory once a column; at most one work-group per compute
-# unit, so that all run at once (other GPUs, whose compute units are not multiprocessors,
-# and batches keep getrf_panel).
+# The grid kernels (NVIDIA GPUs, one matrix; other GPUs, whose compute units are not
+# multiprocessors, and batches keep the one-work-group kernels): getrf_grid and geqrf_grid,
+# the LU and QR panels with their rows spread over work-groups of GRID_LOCAL work-items,
+# GRID_ROWS rows each (at most GRID_TILE bytes) in local memory, meeting at a barrier in
+# global memory once a column; trsm_grid, a block of rows a work-group. At most one
+# work-group per compute unit, so that all run at once.
 GRID_LOCAL = 256
 GRID_ROWS = 64
 GRID_TILE = 32768
