@@ -72,11 +72,14 @@ PANEL_UNROLL = None
 # The grid kernels (NVIDIA GPUs, one matrix; other GPUs, whose compute units are not
 # multiprocessors, and batches keep the one-work-group kernels): getrf_grid and geqrf_grid,
 # the LU and QR panels with their rows spread over work-groups of GRID_LOCAL work-items,
-# GRID_ROWS rows each (at most GRID_TILE bytes) in local memory, meeting at a barrier in
-# global memory once a column; trsm_grid, a block of rows a work-group. At most one
-# work-group per compute unit, so that all run at once.
-GRID_LOCAL = 256
-GRID_ROWS = 64
+# GRID_ROWS rows each at least (more where the compute units would not suffice; at most
+# GRID_TILE bytes) in local memory, meeting at a barrier in global memory once a column;
+# trsm_grid, a block of rows a work-group. At most one work-group per compute unit, so that
+# all run at once. H100, 4096, a panel's time: getrf_grid 163 us (256, 32), 181 (256, 64),
+# 167 (128, 32), 182 (512, 64); geqrf_grid 151 (512, 64), 155 (256, 64), 158 (256, 32);
+# trsm_grid 0.70 ms a solve at 512 work-items, 0.82 at 256 (float32, .device/lin_run.py prof).
+GRID_LOCAL = {"getrf_grid": 256, "geqrf_grid": 512, "trsm_grid": 512}
+GRID_ROWS = {"getrf_grid": 32, "geqrf_grid": 64}
 GRID_TILE = 32768
 # Work-items leading each column of getrf_grid (a warp: NVIDIA's inline PTX shuffles).
 GRID_WARP = 32
@@ -210,11 +213,13 @@ def _grid(a, warp=None, rows=None, qr=False):
     p, m, n = a.shape
     ctx = a.context
     nb = block_size(ctx)
-    rw = rows or min(GRID_ROWS, GRID_TILE // (nb * a.dtype.itemsize))
+    name = "geqrf_grid" if qr else "getrf_grid"
+    cus = ctx.device.compute_units
+    rw = rows or min(max(GRID_ROWS[name], 1 << (-(-m // cus) - 1).bit_length()),
+                     GRID_TILE // (nb * a.dtype.itemsize))
     groups = -(-m // rw)
     if warp is None:
-        if (p != 1 or not _grid_device(ctx)
-                or groups > min(ctx.device.compute_units, GRID_LOCAL)
+        if (p != 1 or not _grid_device(ctx) or groups > min(cus, GRID_LOCAL[name])
                 or not (qr or _grid_ok(ctx, a.dtype, rw))):
             return None
         warp = 1 if qr else GRID_WARP
@@ -230,8 +235,9 @@ def _grid_kernel(ctx, name, dtype, grid):
     key = ("linalg-grid", name, dtype.name, grid.rows, grid.warp)
     kernel = ctx.kernels.get(key)
     if kernel is None:
-        program = get_program(ctx, key, "linalg.cl.mako", dtype=dtype.name, ls=GRID_LOCAL,
-                              part=name, pw=block_size(ctx), rw=grid.rows, warp=grid.warp)
+        program = get_program(ctx, key, "linalg.cl.mako", dtype=dtype.name,
+                              ls=GRID_LOCAL[name], part=name, pw=block_size(ctx),
+                              rw=grid.rows, warp=grid.warp)
         kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel
 
@@ -275,9 +281,9 @@ def _grid_panel(a, piv, info, base, grid):
     ctx = a.context
     nb = block_size(ctx)
     kernel = _grid_kernel(ctx, "getrf_grid", a.dtype, grid)
-    groups = -(-m // grid.rows)
+    groups, ls = -(-m // grid.rows), GRID_LOCAL["getrf_grid"]
     item = piv.itemsize
-    enqueue(ctx, kernel, (GRID_LOCAL * groups,), (GRID_LOCAL,),
+    enqueue(ctx, kernel, (ls * groups,), (ls,),
             [m, w, base, grid.panels, base // nb, *_mat(a), piv.storage, piv.offset // item,
              piv.strides[0] // item, info.storage, grid.ints.storage, grid.values.storage],
             (), (a.storage, piv.storage, info.storage, grid.ints.storage,
@@ -642,7 +648,7 @@ def getrs(lu, piv, b):
 def _trsm_groups(ctx, nblk):
     """trsm_grid's work-groups for nblk blocks of rows (one a block, at most one a compute
     unit), None where it does not apply."""
-    return min(nblk, ctx.device.compute_units, GRID_LOCAL) if _grid_device(ctx) else None
+    return min(nblk, ctx.device.compute_units) if _grid_device(ctx) else None
 
 
 def _trsm_grid_rhs(ctx, dtype):
@@ -677,11 +683,13 @@ def _trsm_grid(t, b, lower, unit, groups):
     key = ("linalg-trsm-grid", b.dtype.name, leaf, rc, lc)
     kernel = ctx.kernels.get(key)
     if kernel is None:
-        program = get_program(ctx, key, "linalg.cl.mako", dtype=b.dtype.name, ls=GRID_LOCAL,
-                              part="trsm_grid", pw=leaf, rc=rc, lc=lc)
+        program = get_program(ctx, key, "linalg.cl.mako", dtype=b.dtype.name,
+                              ls=GRID_LOCAL["trsm_grid"], part="trsm_grid", pw=leaf, rc=rc,
+                              lc=lc)
         kernel = kernel_from(ctx, key, program, "trsm_grid", _TYPES["trsm_grid"])
     ints, info = (zeros((1,), np.int32, context=ctx) for _ in range(2))
-    enqueue(ctx, kernel, (GRID_LOCAL * groups,), (GRID_LOCAL,),
+    ls = GRID_LOCAL["trsm_grid"]
+    enqueue(ctx, kernel, (ls * groups,), (ls,),
             [n, r, int(lower), 0, *_mat(t), *_mat(inverses), *_mat(b), *_mat(x),
              ints.storage, info.storage], (t.storage, inverses.storage),
             (b.storage, x.storage, ints.storage, info.storage))
@@ -782,8 +790,8 @@ def _device_panel(a, k, e, spec, grid=None):
     writes = (a.storage, v.storage, tau.storage) + (() if vh is None else (vh.storage,))
     if grid:
         kernel = _grid_kernel(ctx, "geqrf_grid", dt, grid)
-        groups = -(-rows // grid.rows)
-        enqueue(ctx, kernel, (GRID_LOCAL * groups,), (GRID_LOCAL,),
+        groups, ls = -(-rows // grid.rows), GRID_LOCAL["geqrf_grid"]
+        enqueue(ctx, kernel, (ls * groups,), (ls,),
                 [rows, w, int(vh is not None), k // block_size(ctx), *args,
                  grid.ints.storage, grid.values.storage, grid.info.storage], (),
                 (*writes, grid.ints.storage, grid.values.storage, grid.info.storage))
