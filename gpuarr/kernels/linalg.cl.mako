@@ -1196,6 +1196,7 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
             if (G > 1 && !failed) {
                 __global volatile T *krow = rows + (par * (G + 1) + G) * PW;
                 bv = -1;
+% if warp > 1:
                 /* (the loads of a lane issued together: one wait for the memory, not one
                    a load) */
 % for q in range(-(-ls // warp)):
@@ -1209,9 +1210,17 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
                     p = cr${q};
                 }
 % endfor
+% else:
+                for (int q = 0; q < G; ++q)
+                    if (BETTER(RE(vals[par * G + q]), cand[par * G + q], bv, p)) {
+                        bv = RE(vals[par * G + q]);
+                        p = cand[par * G + q];
+                    }
+% endif
                 warp_best(&bv, &p);
                 __global volatile T *best = rows + (par * (G + 1) + p / RW) * PW;
                 const int swap = p != k && p >= r0 && p < r0 + nr;
+% if warp > 1:
 % for c in range(-(-pw // warp)):
                 const int pc${c} = lid + ${c * warp};
                 const T pb${c} = pc${c} < w ? best[pc${c}] : FROM_R(0);
@@ -1224,6 +1233,13 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
                         tile[p - r0][pc${c}] = ps${c};
                 }
 % endfor
+% else:
+                for (int c = 0; c < w; ++c) {
+                    prow[c] = best[c];
+                    if (swap)
+                        tile[p - r0][c] = krow[c];
+                }
+% endif
             } else if (G == 1) {
                 for (int c = lid; c < w; c += WARP) {
                     const T x = tile[p][c];
