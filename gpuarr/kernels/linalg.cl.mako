@@ -3,8 +3,9 @@
 ## and panels of the blocked algorithms, whose updates are GEMMs.
 ## Inputs: dtype ('float32', 'float64', 'complex64', 'complex128'), ls (the work-group size),
 ## part: 'main' (every kernel below but the panels), 'getrf_panel' or 'geqrf_panel' (that
-## kernel, of one shape: rpt, lw, pw, ch, unroll); main: nb (potrf_leaf's largest n), tb and
-## cb (trsm_tile's largest n, and columns a work-group).
+## kernel, of one shape: rpt, lw, pw, ch, unroll), 'getrf_grid' or 'geqrf_grid' (pw, rw, warp),
+## 'trsm_grid' (pw, rc, lc); main: nb (potrf_leaf's largest n), tb and cb (trsm_tile's
+## largest n, and columns a work-group).
 ## Every matrix argument is (pointer, offset, batch stride, row stride, column stride) in
 ## elements; sizes, flags and offsets are arguments, so one build serves every shape.
 ## Defines (part 'main'):
@@ -51,6 +52,19 @@
 ##     an m x w panel (m >= w), LAPACK's geqr2 (R on and above the diagonal, the reflectors
 ##     below, tau), and V explicitly (unit diagonal, zeros above) into v, V^H into vh when
 ##     want_vh.
+## Defines (parts 'getrf_grid', 'geqrf_grid', 'trsm_grid'): one matrix, its rows spread over
+## work-groups that meet at barriers in global memory (ints[at] counts arrivals; the caller
+## zeroes it and launches at most one work-group a compute unit); info[0] = -1 where a
+## barrier gave up (the groups did not all run at once), nothing computed:
+##   getrf_grid(m, w, base, nsync, at, a..., piv, piv_off, piv_sb, info, ints, xs):
+##     getrf_panel's result for an m x w panel (w <= pw), rw rows a work-group in local
+##     memory, `warp` work-items leading each column (32: NVIDIA's PTX; 1: portable);
+##     xs holds the candidates (values, rows), ints[nsync:] their row numbers.
+##   geqrf_grid(m, w, want_vh, at, a..., v..., vh..., tau, tau_off, tau_sb, ints, xs, info):
+##     geqrf_panel's result, rw rows a work-group; xs holds the partial sums and row k.
+##   trsm_grid(n, r, lower, at, t..., dinv..., b..., x..., ints, info): x = t^-1 b (r <= rc
+##     right-hand sides) by blocks of pw rows, dinv the inverses of t's diagonal blocks; b
+##     is overwritten; the triangle's blocks pass through local memory lc columns at a time.
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
             unroll=True, rw=64, warp=1, rc=32, lc=16"/>\
 <%
