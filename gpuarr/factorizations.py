@@ -196,14 +196,12 @@ class _Grid(NamedTuple):
     """getrf_grid's and geqrf_grid's geometry and scratch for the panels of one matrix: rows
     a work-group, leading work-items (WARP, or 1: portable), barrier counters (one a panel,
     zeroed, then getrf_grid's candidates' rows), the candidates' values and rows (or
-    geqrf_grid's partial sums), a flag (geqrf_grid: -1 where its work-groups did not all
-    run at once)."""
+    geqrf_grid's partial sums)."""
     rows: int
     warp: int
     panels: int
     ints: object
     values: object
-    info: object
 
 
 def _grid(a, warp=None, rows=None, qr=False):
@@ -227,17 +225,17 @@ def _grid(a, warp=None, rows=None, qr=False):
     ints = zeros((panels + 2 * groups,), np.int32, context=ctx)
     # (getrf_grid's candidates 2 groups + 2 (groups + 1) nb, geqrf_grid's 2 (groups + 1) nb)
     values = empty((2 * groups + 2 * (groups + 1) * nb,), a.dtype, context=ctx)
-    return _Grid(rw, warp, panels, ints, values, zeros((1,), np.int32, context=ctx))
+    return _Grid(rw, warp, panels, ints, values)
 
 
-def _grid_kernel(ctx, name, dtype, grid):
-    """The kernel `name` (getrf_grid, geqrf_grid) of grid's geometry."""
-    key = ("linalg-grid", name, dtype.name, grid.rows, grid.warp)
+def _grid_kernel(ctx, name, dtype, **shape):
+    """The grid kernel `name` (getrf_grid, geqrf_grid, trsm_grid) of dtype, of one `shape`
+    (the template's pw, rw, warp, rc, lc)."""
+    key = ("linalg-grid", name, dtype.name, *sorted(shape.items()))
     kernel = ctx.kernels.get(key)
     if kernel is None:
         program = get_program(ctx, key, "linalg.cl.mako", dtype=dtype.name,
-                              ls=GRID_LOCAL[name], part=name, pw=block_size(ctx),
-                              rw=grid.rows, warp=grid.warp)
+                              ls=GRID_LOCAL[name], part=name, **shape)
         kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel
 
@@ -280,7 +278,7 @@ def _grid_panel(a, piv, info, base, grid):
     _, m, w = a.shape
     ctx = a.context
     nb = block_size(ctx)
-    kernel = _grid_kernel(ctx, "getrf_grid", a.dtype, grid)
+    kernel = _grid_kernel(ctx, "getrf_grid", a.dtype, pw=nb, rw=grid.rows, warp=grid.warp)
     groups, ls = -(-m // grid.rows), GRID_LOCAL["getrf_grid"]
     item = piv.itemsize
     enqueue(ctx, kernel, (ls * groups,), (ls,),
@@ -639,7 +637,11 @@ def getrs(lu, piv, b):
     groups = (p == 1 and n > leaf and r <= _trsm_grid_rhs(ctx, b.dtype)[0]
               and _trsm_groups(ctx, -(-n // leaf)))
     if groups:
-        return _trsm_grid(lu, _trsm_grid(lu, b, True, True, groups), False, False, groups)
+        ints, info = zeros((2,), np.int32, context=ctx), zeros((1,), np.int32, context=ctx)
+        y = _trsm_grid(lu, b, True, True, groups, ints, 0, info)
+        x = _trsm_grid(lu, y, False, False, groups, ints, 1, info)
+        _check_grid(info, f"triangular solves of {n} rows", groups)
+        return x
     trsm(lu, b, lower=True, unit=True)
     trsm(lu, b, lower=False)
     return b
@@ -660,11 +662,12 @@ def _trsm_grid_rhs(ctx, dtype):
     return rc, min(nb, 1 << (lc.bit_length() - 1))
 
 
-def _trsm_grid(t, b, lower, unit, groups):
+def _trsm_grid(t, b, lower, unit, groups, ints, at, info):
     """t^-1 b (t: (1, n, n) triangular, b: (1, n, r), r <= rc, overwritten) into a new
     array by one launch of trsm_grid, after the diagonal blocks' inverses (two launches):
     each block's solve a product by its inverse (MAGMA's way; a leaf of trsm_tile runs one
-    barrier step a row), the groups meeting once a block."""
+    barrier step a row), the groups meeting once a block (a zeroed counter ints[at]); info[0]
+    -1 where they did not all run at once (the caller reads it)."""
     _, n, r = b.shape
     ctx = b.context
     leaf = _trsm_leaf(ctx, b.dtype)
@@ -680,20 +683,12 @@ def _trsm_grid(t, b, lower, unit, groups):
                      unit, False, ident=True)
     x = empty(b.shape, b.dtype, context=ctx)
     rc, lc = _trsm_grid_rhs(ctx, b.dtype)
-    key = ("linalg-trsm-grid", b.dtype.name, leaf, rc, lc)
-    kernel = ctx.kernels.get(key)
-    if kernel is None:
-        program = get_program(ctx, key, "linalg.cl.mako", dtype=b.dtype.name,
-                              ls=GRID_LOCAL["trsm_grid"], part="trsm_grid", pw=leaf, rc=rc,
-                              lc=lc)
-        kernel = kernel_from(ctx, key, program, "trsm_grid", _TYPES["trsm_grid"])
-    ints, info = (zeros((1,), np.int32, context=ctx) for _ in range(2))
+    kernel = _grid_kernel(ctx, "trsm_grid", b.dtype, pw=leaf, rc=rc, lc=lc)
     ls = GRID_LOCAL["trsm_grid"]
     enqueue(ctx, kernel, (ls * groups,), (ls,),
-            [n, r, int(lower), 0, *_mat(t), *_mat(inverses), *_mat(b), *_mat(x),
-             ints.storage, info.storage], (t.storage, inverses.storage),
+            [n, r, int(lower), at, *_mat(t), *_mat(inverses),
+             *_mat(b), *_mat(x), ints.storage, info.storage], (t.storage, inverses.storage),
             (b.storage, x.storage, ints.storage, info.storage))
-    _check_grid(info, f"triangular solve of {n} rows", groups)
     return x
 
 
@@ -776,9 +771,10 @@ def _host_panel(a, k, e):
             to_device(np.ascontiguousarray(np.conj(v.swapaxes(1, 2))), ctx))
 
 
-def _device_panel(a, k, e, spec, grid=None):
-    """QR of the panel a[:, k:, k:e] by geqrf_panel, or geqrf_grid with `grid` (one launch),
-    then T from V^H V (a GEMM) by larft: (V, T, T^H, V^H) on the device."""
+def _device_panel(a, k, e, spec, grid=None, info=None):
+    """QR of the panel a[:, k:, k:e] by geqrf_panel, or geqrf_grid with `grid` (one launch;
+    info[0] -1 where its work-groups did not all run at once), then T from V^H V (a GEMM) by
+    larft: (V, T, T^H, V^H) on the device."""
     p, m, _ = a.shape
     ctx, dt = a.context, a.dtype
     rows, w = m - k, e - k
@@ -789,12 +785,13 @@ def _device_panel(a, k, e, spec, grid=None):
     args = [*_mat(panel), *_mat(v), *_mat(v if vh is None else vh), *_vec(tau)]
     writes = (a.storage, v.storage, tau.storage) + (() if vh is None else (vh.storage,))
     if grid:
-        kernel = _grid_kernel(ctx, "geqrf_grid", dt, grid)
+        kernel = _grid_kernel(ctx, "geqrf_grid", dt, pw=block_size(ctx), rw=grid.rows,
+                              warp=grid.warp)
         groups, ls = -(-rows // grid.rows), GRID_LOCAL["geqrf_grid"]
         enqueue(ctx, kernel, (ls * groups,), (ls,),
                 [rows, w, int(vh is not None), k // block_size(ctx), *args,
-                 grid.ints.storage, grid.values.storage, grid.info.storage], (),
-                (*writes, grid.ints.storage, grid.values.storage, grid.info.storage))
+                 grid.ints.storage, grid.values.storage, info.storage], (),
+                (*writes, grid.ints.storage, grid.values.storage, info.storage))
     else:
         kernel = _panel_kernel(ctx, "geqrf_panel", dt, spec)
         enqueue(ctx, kernel, (spec[0] * p,), (spec[0],), [rows, w, int(vh is not None), *args],
@@ -826,16 +823,17 @@ def geqrf(a):
     if p == 0:
         return blocks
     grid = gpu and nb == block_size(ctx) and _grid(a, qr=True)
+    info = grid and zeros((1,), np.int32, context=ctx)
     for k in range(0, kmin, nb):
         e = min(k + nb, kmin)
         spec = gpu and _panel_spec(a.dtype, m - k, e - k, qr=True)
-        v, t, th, vh = (_device_panel(a, k, e, spec, grid) if spec or grid else
+        v, t, th, vh = (_device_panel(a, k, e, spec, grid, info) if spec or grid else
                         _host_panel(a, k, e))
         blocks.append((k, v, t, vh))
         if e < n:
             apply_block(v, th, vh, _sub(a, k, m, e, n))
     if grid:
-        _check_grid(grid.info, f"QR of a {m} x {n} matrix", -(-m // grid.rows))
+        _check_grid(info, f"QR of a {m} x {n} matrix", -(-m // grid.rows))
     return blocks
 
 
