@@ -4,8 +4,8 @@ complex64 and complex128 1-d powers of two (2^16 .. 2^26), the prime length 1000
 
     pytest benchmarks/bench_fft.py [--bench-size=quick] [--bench-devices=cl0:0]
     python benchmarks/bench_fft.py [--device cl:nvidia] [--n 1048576] [--side 2048]
-    python benchmarks/bench_fft.py --previous ...   # also gpuarr[previous]: the first
-                                                    # version's GPU choices, same run
+    python benchmarks/bench_fft.py --previous ...   # also gpuarr[previous]: the GPU
+                                                    # choices before fft_block, same run
 
 GFLOP/s counts 5 N log2 N per transform of N points (the customary figure for any
 algorithm). The cases live in gpuarr/bench.py; docs/fft.md has the figures.
@@ -23,20 +23,18 @@ def test_bench(bench_case):
 
 
 def _previous(impl):
-    """`impl` with gpuarr.fft's GPU choices of its first version (fft.PREVIOUS, the split
-    off): every case measured old beside new in one run."""
+    """`impl` with gpuarr.fft's GPU choices before fft_block (fft.BLOCK off: fft_rows and
+    the split of its passes): every case measured old beside new in one run."""
     def make(be, *host):
         run = impl.make(be, *host)
 
         def old():
-            saved, rows = fft.PREVIOUS, dict(fft.ROWS)
-            fft.PREVIOUS = True
-            fft.ROWS.update(gpu=False)
+            saved = dict(fft.BLOCK)
+            fft.BLOCK.update(gpu=False)
             try:
                 return run()
             finally:
-                fft.PREVIOUS = saved
-                fft.ROWS.update(rows)
+                fft.BLOCK.update(saved)
         return old
     return bench.Impl(make, lambda be: be.lib == "gpuarr")
 

@@ -26,6 +26,7 @@ import functools
 import itertools
 import math
 import operator
+import threading
 
 import numpy as np
 
@@ -63,6 +64,15 @@ ROWS_GROUP = {"gpu": 4, "cpu": 8}
 # ROWS_GROUP elements each, so that 2^20 .. 2^24 take three launches), and power-of-two rows
 # in fft_rows_pow2 (docs/fft.md); PoCL: measured no gain yet.
 ROWS = {"gpu": True, "cpu": False}
+# fft_block: a kernel built per row length (GPUs; PoCL measured no gain), every pass in
+# registers and one local buffer, so that a launch moves its rows at memory speed: whole
+# rows up to what one work-group's buffer holds, longer single rows as segments of at most
+# the length that BLOCK_COALESCE bytes of interleaved rows (a memory sector) leave room for.
+BLOCK = {"gpu": True, "cpu": False}
+BLOCK_LOCAL = 256  # work-items per work-group at most
+BLOCK_ELEMENTS = 8192  # elements per work-group at most (GPUs: local memory bounds it first)
+BLOCK_COALESCE = 128  # bytes: whole interleaved rows (columns) load in runs this long
+BLOCK_SPLIT_COALESCE = 32  # bytes, for the segments of long rows (fewer launches first)
 # True: the GPU choices of the first version (no split unless ROWS says so, one split
 # into two segments at most, fft_rows for every length), for measuring old against new.
 PREVIOUS = False
@@ -76,7 +86,7 @@ def _program(ctx, key):
     memory of all a program's kernels together), real 'float' or 'double'."""
     name, real, nmax = key
     program = get_program(ctx, key, "fft.cl.mako", real=real, radices=(1, *RADICES),
-                          nmax=nmax, rows_pow2=name == "fft-rows-pow2")
+                          nmax=nmax, rows_pow2=name == "fft-rows-pow2", block=None)
     return program, [*_ARG_TYPES, np.float32 if real == "float" else np.float64]
 
 
@@ -113,6 +123,199 @@ def _row_max(ctx, real):
     while n > 64 and 2 * n * item > ctx.device.cl_device.local_mem_size - 1024:
         n //= 2
     return n
+
+
+def _block_on(ctx):
+    return BLOCK["gpu" if ctx.device.is_gpu else "cpu"] and not PREVIOUS
+
+
+def _block_limits(ctx):
+    """(local memory bytes, work-items per work-group, BLOCK_ELEMENTS, BLOCK_COALESCE,
+    BLOCK_SPLIT_COALESCE): what fft_block's shapes depend on."""
+    local = ctx.plans.get("fft-local-memory")
+    if local is None:  # (a driver query: kept)
+        local = ctx.plans["fft-local-memory"] = ctx.device.cl_device.local_mem_size
+    return (local, min(BLOCK_LOCAL, ctx.max_work_group_size), BLOCK_ELEMENTS, BLOCK_COALESCE,
+            BLOCK_SPLIT_COALESCE)
+
+
+def _block_fits(limits, size, item, group):
+    """Whether fft_block's buffer of `group` rows of `size` elements of `item` bytes fits."""
+    total = group * size
+    return total <= limits[2] and (total + total // 16 + 1) * item <= limits[0] - 1024
+
+
+@functools.lru_cache(maxsize=1024)
+def _block_group(limits, size, item, rows, interleaved):
+    """(rows per work-group, work-items per row) of fft_block: rows added (doubling) while
+    the buffer fits, the work-group holds at most limits[1] work-items and there are rows
+    for them, or more are needed to cover BLOCK_COALESCE bytes of interleaved rows."""
+    threads, group = size // max(factor(size)), 1
+    want = limits[3] // item if interleaved else 1
+    while (2 * group <= rows or group < want) and threads * group * 2 <= limits[1] and \
+            _block_fits(limits, size, item, 2 * group):
+        group *= 2
+    return group, threads
+
+
+@functools.lru_cache(maxsize=1024)
+def _block_segments(limits, n, item):
+    """The lengths of fft_block segments of rows of n (a product of small primes): as few as
+    it takes, balanced, each fitting BLOCK_SPLIT_COALESCE bytes of interleaved rows."""
+    least = max(1, limits[4] // item)
+    primes = []
+    for f in (13, 11, 7, 5, 3, 2):
+        while n % f == 0:
+            primes.append(f)
+            n //= f
+    for count in range(2, 6):
+        bins = [1] * count
+        for f in primes:
+            i = min(range(count), key=bins.__getitem__)
+            bins[i] *= f
+        if all(_block_fits(limits, b, item, least) for b in bins):
+            return tuple(sorted(bins, reverse=True))
+    return None
+
+
+_BLOCK_TYPES = [None] * 4 + [np.uint32] * 2 + [np.int64] * 12 + [np.uint32] * 2
+
+
+def _block_kernel(ctx, real, size, group, threads, layout):
+    """The Launcher of fft_block for rows of `size`; layout: (in_swap, out_swap, twist,
+    vec_in, vec_out)."""
+    key = ("fft-block", real, size, group, *layout)
+    found = ctx.kernels.get(key)
+    if found is None:
+        spec = dict(zip(("in_swap", "out_swap", "twist", "vec_in", "vec_out"), layout),
+                    n=size, radices=tuple(factor(size)), threads=threads, group=group)
+        program = get_program(ctx, key, "fft.cl.mako", real=real, radices=(), nmax=0,
+                              rows_pow2=False, block=tuple(sorted(spec.items())))
+        found = kernel_from(ctx, key, program, "fft_block",
+                            [*_BLOCK_TYPES, np.float32 if real == "float" else np.float64])
+    return found
+
+
+def _roots(ctx, size, real):
+    """exp(-2 pi i t / size) for t < size, kept per context."""
+    key = ("fft-roots", size, real)
+    tab = ctx.plans.get(key)
+    if tab is None:
+        tab = ctx.plans[key] = _upload(ctx, _unit_roots(np.arange(size), size), real)
+    return tab
+
+
+def _twist_table(ctx, modulus, real):
+    """(table, bits): exp(-2 pi i l / M) for l < 2^bits, then exp(-2 pi i h 2^bits / M) for
+    h < M / 2^bits (M = modulus), kept per context: one product of two entries gives any
+    exp(-2 pi i e / M), e < M."""
+    key = ("fft-twist", modulus, real)
+    found = ctx.plans.get(key)
+    if found is None:
+        bits = (modulus.bit_length() + 1) // 2
+        t = np.concatenate([np.arange(1 << bits), np.arange(-(-modulus >> bits)) << bits])
+        found = ctx.plans[key] = (_upload(ctx, _unit_roots(t, modulus), real), bits)
+    return found
+
+
+def _even(rows):
+    """Whether `rows` are complex numbers at even offsets (loads and stores of both parts
+    at once)."""
+    return rows.d == 1 and not (rows.o | rows.s | rows.b1 | rows.b2 | rows.b3) & 1
+
+
+def _block(ctx, real, size, src, dst, counts, flags, scale, lim, twist=0, twist_dim=0):
+    """fft_block over counts[0] x counts[1] x counts[2] rows of `size` (batch dimensions
+    b1, b2, b3 of src and dst), src -> dst; twist: the modulus M of the four-step twiddle
+    (element t of row r times exp(-2 pi i t r / M), r the index along dimension
+    `twist_dim`, 0 or 1) or 0."""
+    item = _cdtype(real).itemsize
+    group, threads = _block_group(_block_limits(ctx), size, item, counts[0],
+                                  counts[0] > 1 and abs(src.b1) < abs(src.s))
+    layout = (counts[0] > 1 and abs(src.b1) < abs(src.s),
+              counts[0] > 1 and abs(dst.b1) < abs(dst.s),
+              (1 + twist_dim) if twist else 0,
+              not flags & REAL_IN and _even(src), not flags & REAL_OUT and _even(dst))
+    tab = _roots(ctx, size, real)
+    twt, bits = _twist_table(ctx, twist, real) if twist else (tab, 0)
+    launcher = _block_kernel(ctx, real, size, group, threads, layout)
+    args = (src.storage, dst.storage, tab.storage, twt.storage, counts[0], bits, src.o,
+            src.s, src.d, src.b1, src.b2, src.b3, dst.o, dst.s, dst.d, dst.b1, dst.b2, dst.b3,
+            0xFFFFFFFF if lim is None else lim, flags, scale)
+    local = threads * group
+    reads = tuple({id(b): b for b in (src.storage, tab.storage, twt.storage)}.values())
+    _enqueue(ctx, launcher, (-(-counts[0] // group) * local, counts[1], counts[2]),
+            (local, 1, 1), args, reads, (dst.storage,))
+
+
+def _block_split(ctx, n, sizes, src, dst, batch, real, fin, fout, scale, pool):
+    """nb1 rows of n (batch.nb2 == 1) as fft_block segments of `sizes`, each one launch
+    reading and writing every element once (the four-step method). After segments of
+    product P, element b P + k1 (b < n / P) of a row is the P-point transform of its
+    elements b + t n / P at frequency k1, so a segment of B after P transforms rows
+    (k1 < P, b < q = n / (P B)) of the B elements (b + t q) P + k1, each first times
+    exp(-2 pi i t k1 / (P B)), into b P B + k1 + P k2. Where the rows are interleaved
+    (batch.swap: columns), the rows' index runs fastest and k1 on dimension 1; else the
+    first segment runs along b and the others along k1 (adjacent in memory), the rows on
+    the last launch dimension."""
+    cols = batch.swap
+    temp = _Batch(batch.nb1, 1, cols)
+    pool = [b for b in pool or () if b is not src and b.key() == _temp_layout(n, temp)]
+    outs = [dst]
+    for _ in range(len(sizes) - 1):
+        spare = [b for b in pool if b is not outs[0]]
+        outs.insert(0, spare[0] if spare else _temp(ctx, n, temp, real))
+        if not spare:
+            pool.append(outs[0])
+    cur, big_p, nb = src, 1, batch.nb1
+    for i, size in enumerate(sizes):
+        last = i == len(sizes) - 1
+        out, q = outs[i], n // (big_p * size)
+        flags, factor_ = (fin if i == 0 else 0) | (fout if last else 0), scale if last else 1.0
+        c, o = cur, out
+        if cols and big_p == 1:
+            a = _Rows(c.storage, c.o, c.s * q, c.d, c.b1, c.s)
+            b = _Rows(o.storage, o.o, o.s, o.d, o.b1, o.s * size)
+            _block(ctx, real, size, a, b, (nb, q, 1), flags, factor_, None)
+        elif cols:
+            a = _Rows(c.storage, c.o, c.s * q * big_p, c.d, c.b1, c.s, c.s * big_p)
+            b = _Rows(o.storage, o.o, o.s * big_p, o.d, o.b1, o.s, o.s * big_p * size)
+            _block(ctx, real, size, a, b, (nb, big_p, q), flags, factor_, None,
+                   big_p * size, 1)
+        elif big_p == 1:
+            a = _Rows(c.storage, c.o, c.s * q, c.d, c.s, c.b1)
+            b = _Rows(o.storage, o.o, o.s, o.d, o.s * size, o.b1)
+            _block(ctx, real, size, a, b, (q, nb, 1), flags, factor_, None)
+        else:
+            a = _Rows(c.storage, c.o, c.s * q * big_p, c.d, c.s, c.s * big_p, c.b1)
+            b = _Rows(o.storage, o.o, o.s * big_p, o.d, o.s, o.s * big_p * size, o.b1)
+            _block(ctx, real, size, a, b, (big_p, q, nb), flags, factor_, None,
+                   big_p * size, 0)
+        cur, big_p = out, big_p * size
+
+
+def _block_c2c(ctx, n, src, dst, batch, real, fin, fout, scale, lim, pool):
+    """The transform by fft_block launches where they apply (True), else False: whole
+    rows in one launch where a work-group holds enough of them, else segments."""
+    item = _cdtype(real).itemsize
+    limits = _block_limits(ctx)
+    interleaved = batch.nb1 > 1 and (abs(src.b1) < abs(src.s) or abs(dst.b1) < abs(dst.s))
+    group, _ = _block_group(limits, n, item, batch.nb1, interleaved)
+    if _block_fits(limits, n, item, group) and \
+            (not interleaved or group * item >= BLOCK_COALESCE or group >= batch.nb1):
+        _block(ctx, real, n, src, dst, (batch.nb1, batch.nb2, 1), fin | fout, scale, lim)
+        return True
+    sizes = _block_segments(limits, n, item)
+    if not sizes or lim is not None or batch.nb2 != 1:
+        return False
+    # the launch dimensions 1 and 2: q of each segment, and P (columns) or the rows
+    qs = [n // math.prod(sizes[:i + 1]) for i in range(len(sizes))]
+    spans = [*qs, *(math.prod(sizes[:i]) for i in range(1, len(sizes)))] if batch.swap \
+        else [*qs[1:], batch.nb1]
+    if max(spans) > _MAX_DIM1:
+        return False
+    _block_split(ctx, n, sizes, src, dst, batch, real, fin, fout, scale, pool)
+    return True
 
 
 def _rows_fit(passes, group, most):
@@ -246,12 +449,14 @@ def _real_table(ctx, h, real):
 
 class _Rows:
     """Where rows of complex elements are: a Storage; offset, element stride, the
-    imaginary part's distance and the strides of the two batch dimensions, in real numbers."""
+    imaginary part's distance and the strides of the batch dimensions (a third for
+    fft_block's launches), in real numbers."""
 
-    __slots__ = ("b1", "b2", "d", "o", "s", "storage")
+    __slots__ = ("b1", "b2", "b3", "d", "o", "s", "storage")
 
-    def __init__(self, storage, o, s, d, b1, b2):
-        self.storage, self.o, self.s, self.d, self.b1, self.b2 = storage, o, s, d, b1, b2
+    def __init__(self, storage, o, s, d, b1, b2, b3=0):
+        self.storage, self.o, self.s, self.d = storage, o, s, d
+        self.b1, self.b2, self.b3 = b1, b2, b3
 
     def key(self):
         return (self.o, self.s, self.d, self.b1, self.b2)
@@ -279,7 +484,63 @@ def _temp_layout(length, batch):
 def _temp(ctx, length, batch, real):
     """New rows of `length` complex elements (_temp_layout)."""
     a = ArrayBase._empty(ctx, (max(1, length * batch.nb1 * batch.nb2),), _cdtype(real))
+    recording = getattr(_recording, "schedule", None)
+    if recording is not None:
+        recording.temps.append(a.storage)
     return _Rows(a.storage, *_temp_layout(length, batch))
+
+
+# ---------------------------------------------------------------- schedules
+
+_recording = threading.local()  # .schedule: the _Schedule this thread's launches go to
+
+
+def _enqueue(ctx, launcher, size, local, args, reads, writes):
+    """enqueue, and the launch recorded where a schedule is being made."""
+    recording = getattr(_recording, "schedule", None)
+    if recording is not None:
+        recording.steps.append((launcher, size, local, args, reads, writes))
+    enqueue(ctx, launcher, size, local, args, reads, writes)
+
+
+class _Schedule:
+    """The launches of one transform call (_run), recorded at its first run and replayed by
+    the next calls of the same layouts: the input's and output's Storages and new
+    temporaries of the recorded sizes go in, every other argument is as recorded. A
+    repeated transform then costs its launches on the host, not their planning."""
+
+    __slots__ = ("steps", "temps")
+
+    def __init__(self):
+        self.steps, self.temps = [], []
+
+    def freeze(self, x, y):
+        """The steps with the places of the call's own Storages (0: x, 1: y, then the
+        temporaries), each with its own copy of the kernel: the recorded arguments stay set,
+        a replay sets only the call's buffers."""
+        index = {id(st): i for i, st in enumerate([x, y, *self.temps])}
+
+        def places(values):
+            return tuple(values), tuple((p, index[id(v)]) for p, v in enumerate(values)
+                                        if id(v) in index)
+
+        self.steps = [(launcher.copy(), size, local, *places(args), *places(reads),
+                       *places(writes))
+                      for launcher, size, local, args, reads, writes in self.steps]
+        self.temps = [st.nbytes for st in self.temps]
+
+    def replay(self, ctx, x, y):
+        storages = [x, y, *(ctx.allocate(nbytes) for nbytes in self.temps)]
+        for launcher, size, local, args, ap, reads, rp, writes, wp in self.steps:
+            enqueue(ctx, launcher, size, local, _put(args, ap, storages),
+                    _put(reads, rp, storages), _put(writes, wp, storages))
+
+
+def _put(values, places, storages):
+    values = list(values)
+    for p, i in places:
+        values[p] = storages[i]
+    return values
 
 
 def _launch(ctx, launcher, cnt, batch, src, dst, tab, n, p=1, toff=0, lim=None, flags=0,
@@ -297,7 +558,7 @@ def _launch(ctx, launcher, cnt, batch, src, dst, tab, n, p=1, toff=0, lim=None, 
             scale)
     size = (-(-total // local) * local, batch.nb2)
     reads = (src.storage, tab.storage) if src.storage is not tab.storage else (src.storage,)
-    enqueue(ctx, launcher, size, (local, 1), args, reads, (dst.storage,))
+    _enqueue(ctx, launcher, size, (local, 1), args, reads, (dst.storage,))
 
 
 def _route(count, src, dst, pool):
@@ -318,6 +579,9 @@ def _c2c(ctx, plan, src, dst, batch, real, fin=0, fout=0, scale=1.0, lim=None, p
     if plan.sub is not None:
         return _bluestein(ctx, plan, src, dst, batch, real, fin, fout, scale, lim)
     n, passes = plan.n, plan.passes
+    if _block_on(ctx) and len(passes) > 1 and \
+            _block_c2c(ctx, n, src, dst, batch, real, fin, fout, scale, lim, pool):
+        return
     cls = "gpu" if ctx.device.is_gpu else "cpu"
     lmax = _row_max(ctx, real)
     # whole rows in local memory: interleaved groups of adjacent ones where rows are
@@ -467,7 +731,7 @@ def _rows(ctx, k, plan, passes, src, dst, rows, group, flags, scale, lim):
             group.bit_length() - 1, 1.0, 1.0, 1.0, src.o, src.s, src.d, src.b1, src.b2, dst.o,
             dst.s, dst.d, dst.b1, dst.b2, 0xFFFFFFFF if lim is None else lim, flags, scale,
             code, len(passes))
-    enqueue(ctx, _rows_pow2(ctx, real) if pow2 else k["fft_rows"],
+    _enqueue(ctx, _rows_pow2(ctx, real) if pow2 else k["fft_rows"],
             (-(-rows[0] // group) * local, rows[1]), (local, 1), args,
             (src.storage, plan.tab.storage), (dst.storage,))
 
@@ -611,7 +875,29 @@ def _one_axis(a, n, axis, norm, out, kind, inverse, conj=False):
 
 def _run(a, y, axis, n, kind, real, scale, inverse, conj):
     """y = the transform of a along axis (both of the transform's precision, y's length
-    there the transform's output)."""
+    there the transform's output), by the schedule of its layouts: made by _plan_run at the
+    first call, replayed after."""
+    ctx = a.context
+    cls = "gpu" if ctx.device.is_gpu else "cpu"
+    key = ("fft-run", kind, n, real, scale, inverse, conj, axis, a.shape, a.strides, a.offset,
+           a.dtype, y.shape, y.strides, y.offset, y.dtype, a.storage is y.storage,
+           BLOCK[cls], ROWS[cls], PREVIOUS, _block_limits(ctx), ROWS_ELEMENTS[cls],
+           ROWS_GROUP[cls])
+    schedule = ctx.plans.get(key)
+    if schedule is None:
+        schedule = _recording.schedule = _Schedule()
+        try:
+            _plan_run(a, y, axis, n, kind, real, scale, inverse, conj)
+        finally:
+            _recording.schedule = None
+        schedule.freeze(a.storage, y.storage)
+        ctx.plans[key] = schedule
+    else:
+        schedule.replay(ctx, a.storage, y.storage)
+
+
+def _plan_run(a, y, axis, n, kind, real, scale, inverse, conj):
+    """_run's launches, planned from the layouts."""
     ctx = a.context
     xo, xs, xb = _rows_of(a, axis)
     yo, ys, yb = _rows_of(y, axis)

@@ -87,6 +87,10 @@ class Launcher:
         self.owner = None
         self._clones = None
 
+    def copy(self):
+        """A new Launcher of the same kernel (its own arguments, unclaimed)."""
+        return Launcher(cl.Kernel(self.program, self.kernel.function_name), self.types)
+
     def for_thread(self, tid):
         """This launcher if `tid` owns it (the first thread to launch claims it), else that
         thread's own copy of the kernel."""
@@ -98,8 +102,7 @@ class Launcher:
                 self._clones = {}
             clone = self._clones.get(tid)
             if clone is None:
-                kernel = cl.Kernel(self.program, self.kernel.function_name)
-                clone = self._clones[tid] = Launcher(kernel, self.types)
+                clone = self._clones[tid] = self.copy()
                 clone.owner = tid
             return clone
 

@@ -142,6 +142,7 @@ def gpu_choices(ctx, monkeypatch):
     monkeypatch.setattr(ctx, "plans", {})
     monkeypatch.setattr(gfft, "PREVIOUS", False)
     monkeypatch.setitem(gfft.ROWS, "gpu", True)
+    monkeypatch.setitem(gfft.BLOCK, "gpu", False)  # fft_rows: where fft_block does not apply
     for name in ("programs", "kernels"):
         monkeypatch.setattr(ctx, name, Cache(name, getattr(ctx, name).maxsize))
     return ctx
@@ -190,6 +191,57 @@ def test_gpu_bluestein_and_2d(gpu_choices):
     check_accuracy(gfft.fft(dev(ctx, x)).get(), x, np.fft.fft)
     y = cdata((256, 512), seed=6)
     check_accuracy(gfft.fft2(dev(ctx, y)).get(), y, np.fft.fft2)
+
+
+@pytest.fixture
+def block_on(ctx, monkeypatch):
+    """fft_block (the GPUs' kernels per row length) on whatever device runs the tests, with
+    fresh plans and schedules."""
+    monkeypatch.setitem(gfft.BLOCK, "gpu" if ctx.device.is_gpu else "cpu", True)
+    monkeypatch.setattr(ctx, "plans", Cache("plans", ctx.plans.maxsize))
+    return ctx
+
+
+@pytest.mark.parametrize("shape, axis, elements", [
+    ((5, 1000), -1, 8192),   # whole rows (8 x 25 x 5: butterflies past the last row's)
+    ((1000, 5), 0, 8192),    # whole interleaved rows (columns)
+    ((3, 2, 64), 1, 8192),   # two batch dimensions, rows of 16 x 4
+    ((3, 20000), -1, 8192),  # two segments of long rows, each row on launch dimension 2
+    ((20000, 3), 0, 8192),   # segments of columns: the columns fastest, k1 on dimension 1
+    ((1, 2**14), -1, 256),   # three segments of one row
+    ((2**14, 2), 0, 256),    # three segments of columns
+])
+def test_block_kernels(block_on, shape, axis, elements, monkeypatch):
+    """fft_block's launches: whole rows and segments, rows and columns, each direction,
+    real transforms, a reversed view into a strided out=, and the replayed schedule of a
+    second call on new data."""
+    ctx = block_on
+    monkeypatch.setattr(gfft, "BLOCK_ELEMENTS", elements)
+    x = cdata(shape, seed=sum(shape))
+    check_accuracy(gfft.fft(dev(ctx, x), axis=axis).get(), x, np.fft.fft, axis=axis)
+    check_accuracy(gfft.ifft(dev(ctx, x), axis=axis, norm="ortho").get(), x, np.fft.ifft,
+                   axis=axis, norm="ortho")
+    y = cdata(shape, seed=1)
+    check_accuracy(gfft.fft(dev(ctx, y), axis=axis).get(), y, np.fft.fft, axis=axis)
+    r = x.real.copy()
+    check_accuracy(gfft.rfft(dev(ctx, r), axis=axis).get(), r, np.fft.rfft, axis=axis)
+    view = tuple(slice(None, None, -1) if d == (axis % x.ndim) else slice(None)
+                 for d in range(x.ndim))
+    out = ga.zeros((*shape[:-1], 2 * shape[-1]), np.complex64, context=ctx)
+    for data in (x, y):
+        gfft.fft(dev(ctx, data)[view], axis=axis, out=out[..., ::2])
+        check_accuracy(out.get()[..., ::2], data[view], np.fft.fft, axis=axis)
+
+
+def test_block_bluestein_and_complex128(block_on):
+    """Bluestein over fft_block segments (m = 20480), and complex128 rows and segments."""
+    ctx = block_on
+    x = cdata(10007, seed=5)
+    check_accuracy(gfft.fft(dev(ctx, x)).get(), x, np.fft.fft)
+    if FP64:
+        for shape in ((3, 1000), (2, 20000)):
+            z = cdata(shape, np.complex128, seed=7)
+            check_accuracy(gfft.fft(dev(ctx, z)).get(), z, np.fft.fft)
 
 
 @pytest.mark.slow

@@ -7,6 +7,10 @@
 ##             local memory)
 ##   rows_pow2 True: the program is fft_rows_pow2 alone (GPUs: fft_rows for lengths of
 ##             radices 2, 4, 8 and 16, buffers padded by one element in 16); False: the rest
+##   block     None, or the program is fft_block alone, a kernel built for one row length:
+##             the (name, value) pairs of n, radices, threads, group, in_swap, out_swap,
+##             twist, vec_in, vec_out
+##             (see block_kernel below)
 ## Every kernel takes the same arguments, so that one launcher serves them all:
 ##   x, y      input and output, as pointers to real numbers; complex element t of row
 ##             (b1, b2) is re = x[xo + t*xs + b1*xb1 + b2*xb2], im = the next one at +xd
@@ -165,7 +169,7 @@ inline void fft_store(__global ${T} *y, long a, long d, uint flags, ${T} scale, 
     const uint b1 = swap ? r_ : q_; \
     const long bx = xo + (long)b1 * xb1 + (long)get_global_id(1) * xb2; \
     const long by = yo + (long)b1 * yb1 + (long)get_global_id(1) * yb2;
-% if not rows_pow2:
+% if not rows_pow2 and not block:
 % for R in radices:
 <% lines, outs = butterfly(R, T) %>
 // One pass of radix ${R}: u[j] = x[i + j*n] times the twiddles exp(-2 pi i j k / (p R)),
@@ -283,7 +287,144 @@ __kernel void ${name}(FFT_ARGS, const ulong code, const uint npass)
 </%def>\
 #define FFT_PAD(t) ((t) + ((t) >> 4))
 
-% if rows_pow2:
+<%def name="block_kernel()">\
+<%
+    T, T2 = real, real + "2"
+    spec = dict(block)
+    B, rads, G, TH = spec["n"], spec["radices"], spec["group"], spec["threads"]
+    WG = TH * G
+    last = len(rads) - 1
+    size = G * B + (G * B) // 16 + 1
+    def load(addr):
+        if spec["vec_in"]:
+            return f"fft_vload(x, {addr}, flags)"
+        return f"fft_load(x, {addr}, xd, flags)"
+    def store(addr, v):
+        if spec["vec_out"]:
+            return f"fft_vstore(y, {addr}, flags, scale, {v});"
+        return f"fft_store(y, {addr}, yd, flags, scale, {v});"
+%>\
+// One row length (${B} = ${" x ".join(map(str, rads))}) whole in local memory, ${G} row(s) per
+// work-group of ${WG}: every work-item holds its butterflies' values in registers across a
+// barrier, so the passes share one buffer (element t of row c at FFT_PAD(t * ${G} + c)). The
+// first pass reads from global memory and the last writes there (work-items along the rows
+// where they are interleaved in memory: in_swap / out_swap). With twist, element t of row
+// r is first multiplied by exp(-2 pi i t r / M), r = b1 (twist 1) or b2 (twist 2): the
+// four-step twiddle; twt holds exp(-2 pi i l / M) for l < 2^lbits, then exp(-2 pi i h
+// 2^lbits / M). tab: exp(-2 pi i t / ${B}) for t < ${B}. Dimensions 1 and 2 run over b2
+// and b3; rows: b1's count.
+inline ${T2} fft_vload(__global const ${T} *x, long a, uint flags)
+{
+    ${T2} v = *(__global const ${T2} *)(x + a);
+    if (flags & 1u)
+        v.y = -v.y;
+    return v;
+}
+
+inline void fft_vstore(__global ${T} *y, long a, uint flags, ${T} scale, ${T2} v)
+{
+    v *= scale;
+    if (flags & 2u)
+        v.y = -v.y;
+    *(__global ${T2} *)(y + a) = v;
+}
+
+__kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
+void fft_block(__global const ${T} *x, __global ${T} *y, __global const ${T2} *tab,
+               __global const ${T2} *twt, const uint rows, const uint lbits,
+               const long xo, const long xs, const long xd, const long xb1, const long xb2,
+               const long xb3, const long yo, const long ys, const long yd, const long yb1,
+               const long yb2, const long yb3, const uint lim, const uint flags,
+               const ${T} scale)
+{
+    __local ${T2} buf[${size}];
+    const uint lid = get_local_id(0);
+    const uint row0 = get_group_id(0) * ${G}u;
+    const long bx = xo + (long)row0 * xb1 + (long)get_global_id(1) * xb2
+                    + (long)get_global_id(2) * xb3;
+    const long by = yo + (long)row0 * yb1 + (long)get_global_id(1) * yb2
+                    + (long)get_global_id(2) * yb3;
+% for s, R in enumerate(rads):
+<%
+    import math
+    p = math.prod(rads[:s])
+    m = B // R
+    nb = -(-(G * m) // WG)
+    exact = G * m % WG == 0
+    swap = spec["in_swap"] if s < last else spec["out_swap"]
+    lines, outs = butterfly(R, T)
+%>\
+    {   // pass ${s}: radix ${R}, p = ${p}
+% for q in range(nb):
+        const uint f${q} = lid + ${q * WG}u;
+## (beyond G * m, the last butterfly again: its loads stay in bounds, its stores are dropped)
+% if swap:
+        const uint c${q} = f${q} % ${G}u, i${q} = ${f"f{q} / {G}u" if exact else f"min(f{q} / {G}u, {m - 1}u)"};
+% else:
+        const uint i${q} = f${q} % ${m}u, c${q} = ${f"f{q} / {m}u" if exact else f"min(f{q} / {m}u, {G - 1}u)"};
+% endif
+        const bool ok${q} = ${"true" if exact else f"f{q} < {G * m}u"}${" && row0 + c" + str(q) + " < rows" if s in (0, last) else ""};
+% for j in range(R):
+% if s == 0:
+        ${T2} a${q}_${j} = ok${q} ? ${load(f"bx + (long)c{q} * xb1 + (long)(i{q} + {j * m}u) * xs")} : (${T2})(0, 0);
+% else:
+        ${T2} a${q}_${j} = buf[FFT_PAD((i${q} + ${j * m}u) * ${G}u + c${q})];
+% endif
+% endfor
+% endfor
+% if s > 0 and s < last:
+        barrier(CLK_LOCAL_MEM_FENCE);
+% endif
+% for q in range(nb):
+        {
+% for j in range(R):
+            ${T2} u${j} = a${q}_${j};
+% endfor
+% if s == 0 and spec["twist"]:
+% for j in range(R):
+            {
+                const uint e = (i${q} + ${j * m}u) * ${"(row0 + c%d)" % q if spec["twist"] == 1 else "(uint)get_global_id(1)"};
+                u${j} = fft_cmul(u${j}, fft_cmul(twt[e & ((1u << lbits) - 1u)],
+                                               twt[(1u << lbits) + (e >> lbits)]));
+            }
+% endfor
+% endif
+% if p > 1:
+            const uint k = i${q} % ${p}u, kt = k * ${B // (p * R)}u;
+% for j in range(1, R):
+            u${j} = fft_cmul(u${j}, tab[${j}u * kt]);
+% endfor
+% else:
+            const uint k = 0;
+% endif
+% for line in lines:
+            ${line}
+% endfor
+% if s < last:
+            const uint o = (i${q} - k) * ${R}u + k;
+% for j in range(R):
+            if (ok${q})
+                buf[FFT_PAD((o + ${j * p}u) * ${G}u + c${q})] = ${outs[j]};
+% endfor
+% else:
+% for j in range(R):
+            if (ok${q} && i${q} + ${j * m}u < lim)
+                ${store(f"by + (long)c{q} * yb1 + (long)(i{q} + {j * m}u) * ys", outs[j])}
+% endfor
+% endif
+        }
+% endfor
+% if s < last:
+        barrier(CLK_LOCAL_MEM_FENCE);
+% endif
+    }
+% endfor
+}
+</%def>\
+
+% if block:
+${block_kernel()}
+% elif rows_pow2:
 // Lengths of radices 2, 4, 8 and 16 alone (GPUs; a program of its own: some
 // implementations count the local memory of every kernel of a program together).
 ${rows_kernel("fft_rows_pow2", True)}
