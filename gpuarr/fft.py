@@ -178,16 +178,18 @@ def _block_segments(limits, n, item):
     return None
 
 
-_BLOCK_TYPES = [None] * 4 + [np.uint32] * 2 + [np.int64] * 12 + [np.uint32] * 2
+_BLOCK_TYPES = [None] * 5 + [np.uint32] * 7 + [np.int64] * 12 + [np.uint32] * 2
+MUL_CONJ = 16  # fft_block's flag: conjugate before the multiply of `post`
 
 
 def _block_kernel(ctx, real, size, group, threads, layout):
     """The Launcher of fft_block for rows of `size`; layout: (in_swap, out_swap, twist,
-    vec_in, vec_out)."""
+    vec_in, vec_out, pre, post)."""
     key = ("fft-block", real, size, group, *layout)
     found = ctx.kernels.get(key)
     if found is None:
-        spec = dict(zip(("in_swap", "out_swap", "twist", "vec_in", "vec_out"), layout),
+        spec = dict(zip(("in_swap", "out_swap", "twist", "vec_in", "vec_out", "pre", "post"),
+                        layout),
                     n=size, radices=tuple(factor(size)), threads=threads, group=group)
         program = get_program(ctx, key, "fft.cl.mako", real=real, radices=(), nmax=0,
                               rows_pow2=False, block=tuple(sorted(spec.items())))
@@ -224,31 +226,40 @@ def _even(rows):
     return rows.d == 1 and not (rows.o | rows.s | rows.b1 | rows.b2 | rows.b3) & 1
 
 
-def _block(ctx, real, size, src, dst, counts, flags, scale, lim, twist=0, twist_dim=0):
+def _block(ctx, real, size, src, dst, counts, flags, scale, lim, twist=0, twist_dim=0,
+           pre=None, post=None):
     """fft_block over counts[0] x counts[1] x counts[2] rows of `size` (batch dimensions
     b1, b2, b3 of src and dst), src -> dst; twist: the modulus M of the four-step twiddle
     (element t of row r times exp(-2 pi i t r / M), r the index along dimension
-    `twist_dim`, 0 or 1) or 0."""
+    `twist_dim`, 0 or 1) or 0. pre (mode, table, offset, stride, lim) and post (mode,
+    table, offset, stride): the products of the loads and stores with a table (fft_block's
+    pre and post; mode 1: the element's index, 2 and 3: plus the row's along dimension 0
+    or 1); post's bound is `lim`."""
     item = _cdtype(real).itemsize
     group, threads = _block_group(_block_limits(ctx), size, item, counts[0],
                                   counts[0] > 1 and abs(src.b1) < abs(src.s))
     layout = (counts[0] > 1 and abs(src.b1) < abs(src.s),
               counts[0] > 1 and abs(dst.b1) < abs(dst.s),
               (1 + twist_dim) if twist else 0,
-              not flags & REAL_IN and _even(src), not flags & REAL_OUT and _even(dst))
+              not flags & REAL_IN and _even(src), not flags & REAL_OUT and _even(dst),
+              pre[0] if pre else 0, post[0] if post else 0)
     tab = _roots(ctx, size, real)
     twt, bits = _twist_table(ctx, twist, real) if twist else (tab, 0)
+    mtab = (pre or post or (0, tab))[1]
+    pre, post = pre or (0, tab, 0, 0, 0), post or (0, tab, 0, 0)
     launcher = _block_kernel(ctx, real, size, group, threads, layout)
-    args = (src.storage, dst.storage, tab.storage, twt.storage, counts[0], bits, src.o,
-            src.s, src.d, src.b1, src.b2, src.b3, dst.o, dst.s, dst.d, dst.b1, dst.b2, dst.b3,
-            0xFFFFFFFF if lim is None else lim, flags, scale)
+    args = (src.storage, dst.storage, tab.storage, twt.storage, mtab.storage, counts[0], bits,
+            *pre[2:], *post[2:], src.o, src.s, src.d, src.b1, src.b2, src.b3, dst.o, dst.s,
+            dst.d, dst.b1, dst.b2, dst.b3, 0xFFFFFFFF if lim is None else lim, flags, scale)
     local = threads * group
-    reads = tuple({id(b): b for b in (src.storage, tab.storage, twt.storage)}.values())
+    reads = tuple({id(b): b for b in (src.storage, tab.storage, twt.storage,
+                                      mtab.storage)}.values())
     _enqueue(ctx, launcher, (-(-counts[0] // group) * local, counts[1], counts[2]),
             (local, 1, 1), args, reads, (dst.storage,))
 
 
-def _block_split(ctx, n, sizes, src, dst, batch, real, fin, fout, scale, pool):
+def _block_split(ctx, n, sizes, src, dst, batch, real, fin, fout, scale, lim, pool, pre,
+                 post):
     """nb1 rows of n (batch.nb2 == 1) as fft_block segments of `sizes`, each one launch
     reading and writing every element once (the four-step method). After segments of
     product P, element b P + k1 (b < n / P) of a row is the P-point transform of its
@@ -257,7 +268,9 @@ def _block_split(ctx, n, sizes, src, dst, batch, real, fin, fout, scale, pool):
     exp(-2 pi i t k1 / (P B)), into b P B + k1 + P k2. Where the rows are interleaved
     (batch.swap: columns), the rows' index runs fastest and k1 on dimension 1; else the
     first segment runs along b and the others along k1 (adjacent in memory), the rows on
-    the last launch dimension."""
+    the last launch dimension. pre (table, offset, lim) multiplies the first segment's loads
+    by the table at their element's index (b + t q), post (table, offset) the last
+    segment's stores (at k1 + P k2, bounded by lim)."""
     cols = batch.swap
     temp = _Batch(batch.nb1, 1, cols)
     pool = [b for b in pool or () if b is not src and b.key() == _temp_layout(n, temp)]
@@ -272,50 +285,64 @@ def _block_split(ctx, n, sizes, src, dst, batch, real, fin, fout, scale, pool):
         last = i == len(sizes) - 1
         out, q = outs[i], n // (big_p * size)
         flags, factor_ = (fin if i == 0 else 0) | (fout if last else 0), scale if last else 1.0
+        mode = 3 if cols else 2  # the segment's row index b (first) or k1 (last)
+        mul = {"pre": (mode, *pre[:2], q, pre[2]) if pre and i == 0 else None,
+               "post": (mode, *post, big_p) if post and last else None}
+        bound = lim if last else None
         c, o = cur, out
         if cols and big_p == 1:
             a = _Rows(c.storage, c.o, c.s * q, c.d, c.b1, c.s)
             b = _Rows(o.storage, o.o, o.s, o.d, o.b1, o.s * size)
-            _block(ctx, real, size, a, b, (nb, q, 1), flags, factor_, None)
+            _block(ctx, real, size, a, b, (nb, q, 1), flags, factor_, bound, **mul)
         elif cols:
             a = _Rows(c.storage, c.o, c.s * q * big_p, c.d, c.b1, c.s, c.s * big_p)
             b = _Rows(o.storage, o.o, o.s * big_p, o.d, o.b1, o.s, o.s * big_p * size)
-            _block(ctx, real, size, a, b, (nb, big_p, q), flags, factor_, None,
-                   big_p * size, 1)
+            _block(ctx, real, size, a, b, (nb, big_p, q), flags, factor_, bound,
+                   big_p * size, 1, **mul)
         elif big_p == 1:
             a = _Rows(c.storage, c.o, c.s * q, c.d, c.s, c.b1)
             b = _Rows(o.storage, o.o, o.s, o.d, o.s * size, o.b1)
-            _block(ctx, real, size, a, b, (q, nb, 1), flags, factor_, None)
+            _block(ctx, real, size, a, b, (q, nb, 1), flags, factor_, bound, **mul)
         else:
             a = _Rows(c.storage, c.o, c.s * q * big_p, c.d, c.s, c.s * big_p, c.b1)
             b = _Rows(o.storage, o.o, o.s * big_p, o.d, o.s, o.s * big_p * size, o.b1)
-            _block(ctx, real, size, a, b, (big_p, q, nb), flags, factor_, None,
-                   big_p * size, 0)
+            _block(ctx, real, size, a, b, (big_p, q, nb), flags, factor_, bound,
+                   big_p * size, 0, **mul)
         cur, big_p = out, big_p * size
 
 
-def _block_c2c(ctx, n, src, dst, batch, real, fin, fout, scale, lim, pool):
-    """The transform by fft_block launches where they apply (True), else False: whole
-    rows in one launch where a work-group holds enough of them, else segments."""
+def _block_way(ctx, n, src, dst, batch, real, lim, post=None):
+    """How fft_block transforms these rows of n: ("rows", None): whole rows in one launch
+    where a work-group holds enough of them; ("split", sizes): segments; None: it does not
+    apply."""
     item = _cdtype(real).itemsize
     limits = _block_limits(ctx)
     interleaved = batch.nb1 > 1 and (abs(src.b1) < abs(src.s) or abs(dst.b1) < abs(dst.s))
     group, _ = _block_group(limits, n, item, batch.nb1, interleaved)
     if _block_fits(limits, n, item, group) and \
             (not interleaved or group * item >= BLOCK_COALESCE or group >= batch.nb1):
-        _block(ctx, real, n, src, dst, (batch.nb1, batch.nb2, 1), fin | fout, scale, lim)
-        return True
+        return "rows", None
     sizes = _block_segments(limits, n, item)
-    if not sizes or lim is not None or batch.nb2 != 1:
-        return False
+    if not sizes or (lim is not None and post is None) or batch.nb2 != 1:
+        return None
     # the launch dimensions 1 and 2: q of each segment, and P (columns) or the rows
     qs = [n // math.prod(sizes[:i + 1]) for i in range(len(sizes))]
     spans = [*qs, *(math.prod(sizes[:i]) for i in range(1, len(sizes)))] if batch.swap \
         else [*qs[1:], batch.nb1]
-    if max(spans) > _MAX_DIM1:
-        return False
-    _block_split(ctx, n, sizes, src, dst, batch, real, fin, fout, scale, pool)
-    return True
+    return ("split", sizes) if max(spans) <= _MAX_DIM1 else None
+
+
+def _block_c2c(ctx, way, n, src, dst, batch, real, fin, fout, scale, lim, pool, pre=None,
+               post=None):
+    """The transform by fft_block launches, the way _block_way says. pre (table, offset,
+    lim) and post (table, offset): products of the loads and stores with a table at the
+    element's index (_block); post's bound is lim."""
+    if way[0] == "rows":
+        _block(ctx, real, n, src, dst, (batch.nb1, batch.nb2, 1), fin | fout, scale, lim,
+               pre=pre and (1, *pre[:2], 1, pre[2]), post=post and (1, *post, 1))
+    else:
+        _block_split(ctx, n, way[1], src, dst, batch, real, fin, fout, scale, lim, pool, pre,
+                     post)
 
 
 def _rows_fit(passes, group, most):
@@ -579,8 +606,9 @@ def _c2c(ctx, plan, src, dst, batch, real, fin=0, fout=0, scale=1.0, lim=None, p
     if plan.sub is not None:
         return _bluestein(ctx, plan, src, dst, batch, real, fin, fout, scale, lim)
     n, passes = plan.n, plan.passes
-    if _block_on(ctx) and len(passes) > 1 and \
-            _block_c2c(ctx, n, src, dst, batch, real, fin, fout, scale, lim, pool):
+    way = _block_on(ctx) and len(passes) > 1 and _block_way(ctx, n, src, dst, batch, real, lim)
+    if way:
+        _block_c2c(ctx, way, n, src, dst, batch, real, fin, fout, scale, lim, pool)
         return
     cls = "gpu" if ctx.device.is_gpu else "cpu"
     lmax = _row_max(ctx, real)
@@ -742,6 +770,17 @@ def _bluestein(ctx, plan, src, dst, batch, real, fin, fout, scale, lim):
     k = _kernels(ctx, real)
     n, m, sub = plan.n, plan.m, plan.sub
     p0, p1 = _temp(ctx, m, batch, real), _temp(ctx, m, batch, real)
+    lim = n if lim is None else min(n, lim)
+    if _block_on(ctx) and len(sub.passes) > 1:
+        # the three products folded into the loads and stores of fft_block's launches
+        first = _block_way(ctx, m, src, p1, batch, real, None)
+        second = _block_way(ctx, m, p1, dst, batch, real, lim, plan.tab)
+        if first and second:
+            _block_c2c(ctx, first, m, src, p1, batch, real, fin & ~CONJ_OUT, CONJ_OUT, 1.0,
+                       None, [p0], pre=(plan.tab, 0, n), post=(plan.tab, n))
+            _block_c2c(ctx, second, m, p1, dst, batch, real, 0,
+                       MUL_CONJ | (fout & ~CONJ_IN), scale, lim, [p0], post=(plan.tab, 0))
+            return
     count = len(sub.passes)
     first = _route(count, None, p1, [p0, p1])
     start = p0 if first[0] is p1 else p1
@@ -836,13 +875,25 @@ def _check_out(out, shape, dtype, like):
 
 
 def _one_axis(a, n, axis, norm, out, kind, inverse, conj=False):
-    """The transform of `kind` ('c2c', 'r2c', 'c2r') of `a` along `axis` with n points."""
+    """The transform of `kind` ('c2c', 'r2c', 'c2r') of `a` along `axis` with n points.
+    A call repeated on a new output (same layouts, nothing to convert) replays the first
+    one's schedule at once."""
     a = _as_gpu(a)
+    ctx = a.context
+    if out is None:
+        call = ("fft-call", kind, inverse, conj, n, axis, norm, a.shape, a.strides, a.offset,
+                a.dtype, _switches(ctx))
+        known = ctx.plans.get(call)
+        if known is not None:
+            shape, dtype, schedule = known
+            y = ArrayBase._empty(ctx, shape, dtype)
+            schedule.replay(ctx, a.storage, y.storage)
+            return y
+    given = a
     norm = _check_norm(norm)
     if a.ndim == 0:
         raise ArgumentError("FFT of a 0-d array: it needs at least one axis")
     axis = _normalize_axis(axis, a.ndim)
-    ctx = a.context
     real = _real_of(ctx, a.dtype)
     cdt = _cdtype(real)
     rdt = np.dtype(np.float32 if real == "float" else np.float64)
@@ -867,7 +918,10 @@ def _one_axis(a, n, axis, norm, out, kind, inverse, conj=False):
     if a.dtype != want:
         a = a.astype(want)
     if dst_arr.size:
-        _run(a, dst_arr, axis, n, kind, real, _scale(norm, n, inverse), inverse, conj)
+        schedule = _run(a, dst_arr, axis, n, kind, real, _scale(norm, n, inverse), inverse,
+                        conj)
+        if out is None and a is given:
+            ctx.plans[call] = (shape, out_dt, schedule)
     if out is not None and dst_arr is not out:
         return out._assign(dst_arr)
     return dst_arr
@@ -876,13 +930,11 @@ def _one_axis(a, n, axis, norm, out, kind, inverse, conj=False):
 def _run(a, y, axis, n, kind, real, scale, inverse, conj):
     """y = the transform of a along axis (both of the transform's precision, y's length
     there the transform's output), by the schedule of its layouts: made by _plan_run at the
-    first call, replayed after."""
+    first call, replayed after. Returns the schedule."""
     ctx = a.context
-    cls = "gpu" if ctx.device.is_gpu else "cpu"
     key = ("fft-run", kind, n, real, scale, inverse, conj, axis, a.shape, a.strides, a.offset,
            a.dtype, y.shape, y.strides, y.offset, y.dtype, a.storage is y.storage,
-           BLOCK[cls], ROWS[cls], PREVIOUS, _block_limits(ctx), ROWS_ELEMENTS[cls],
-           ROWS_GROUP[cls])
+           _switches(ctx))
     schedule = ctx.plans.get(key)
     if schedule is None:
         schedule = _recording.schedule = _Schedule()
@@ -894,6 +946,14 @@ def _run(a, y, axis, n, kind, real, scale, inverse, conj):
         ctx.plans[key] = schedule
     else:
         schedule.replay(ctx, a.storage, y.storage)
+    return schedule
+
+
+def _switches(ctx):
+    """What the module's choices are now (tests and benchmarks change them)."""
+    cls = "gpu" if ctx.device.is_gpu else "cpu"
+    return (BLOCK[cls], ROWS[cls], PREVIOUS, _block_limits(ctx), ROWS_ELEMENTS[cls],
+            ROWS_GROUP[cls], ROWS_LOCAL[cls])
 
 
 def _plan_run(a, y, axis, n, kind, real, scale, inverse, conj):

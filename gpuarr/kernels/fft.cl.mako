@@ -9,8 +9,7 @@
 ##             radices 2, 4, 8 and 16, buffers padded by one element in 16); False: the rest
 ##   block     None, or the program is fft_block alone, a kernel built for one row length:
 ##             the (name, value) pairs of n, radices, threads, group, in_swap, out_swap,
-##             twist, vec_in, vec_out
-##             (see block_kernel below)
+##             twist, vec_in, vec_out, pre, post (see block_kernel below)
 ## Every kernel takes the same arguments, so that one launcher serves them all:
 ##   x, y      input and output, as pointers to real numbers; complex element t of row
 ##             (b1, b2) is re = x[xo + t*xs + b1*xb1 + b2*xb2], im = the next one at +xd
@@ -299,6 +298,9 @@ __kernel void ${name}(FFT_ARGS, const ulong code, const uint npass)
         if spec["vec_in"]:
             return f"fft_vload(x, {addr}, flags)"
         return f"fft_load(x, {addr}, xd, flags)"
+    def row(mode, q):
+        """The index of the work-item's row in a table multiply's index (mode 1: none)."""
+        return {1: "0u", 2: f"(row0 + c{q})", 3: "(uint)get_global_id(1)"}[mode]
     def store(addr, v):
         if spec["vec_out"]:
             return f"fft_vstore(y, {addr}, flags, scale, {v});"
@@ -312,7 +314,10 @@ __kernel void ${name}(FFT_ARGS, const ulong code, const uint npass)
 // r is first multiplied by exp(-2 pi i t r / M), r = b1 (twist 1) or b2 (twist 2): the
 // four-step twiddle; twt holds exp(-2 pi i l / M) for l < 2^lbits, then exp(-2 pi i h
 // 2^lbits / M). tab: exp(-2 pi i t / ${B}) for t < ${B}. Dimensions 1 and 2 run over b2
-// and b3; rows: b1's count.
+// and b3; rows: b1's count. With pre, element t is loaded only where e = r + t pre_stride <
+// pre_lim, times mtab[pre_off + e]; with post, element k is stored only where e = r + k
+// post_stride < lim, conjugated first if flags & 16, times mtab[post_off + e] (r: the
+// row's index along dimension 0 or 1, or 0): Bluestein's pointwise products, folded in.
 inline ${T2} fft_vload(__global const ${T} *x, long a, uint flags)
 {
     ${T2} v = *(__global const ${T2} *)(x + a);
@@ -331,7 +336,9 @@ inline void fft_vstore(__global ${T} *y, long a, uint flags, ${T} scale, ${T2} v
 
 __kernel __attribute__((reqd_work_group_size(${WG}, 1, 1)))
 void fft_block(__global const ${T} *x, __global ${T} *y, __global const ${T2} *tab,
-               __global const ${T2} *twt, const uint rows, const uint lbits,
+               __global const ${T2} *twt, __global const ${T2} *mtab, const uint rows,
+               const uint lbits, const uint pre_off, const uint pre_stride,
+               const uint pre_lim, const uint post_off, const uint post_stride,
                const long xo, const long xs, const long xd, const long xb1, const long xb2,
                const long xb3, const long yo, const long ys, const long yd, const long yb1,
                const long yb2, const long yb3, const uint lim, const uint flags,
@@ -365,7 +372,10 @@ void fft_block(__global const ${T} *x, __global ${T} *y, __global const ${T2} *t
 % endif
         const bool ok${q} = ${"true" if exact else f"f{q} < {G * m}u"}${" && row0 + c" + str(q) + " < rows" if s in (0, last) else ""};
 % for j in range(R):
-% if s == 0:
+% if s == 0 and spec["pre"]:
+        const uint e${q}_${j} = ${row(spec["pre"], q)} + (i${q} + ${j * m}u) * pre_stride;
+        ${T2} a${q}_${j} = ok${q} && e${q}_${j} < pre_lim ? fft_cmul(${load(f"bx + (long)c{q} * xb1 + (long)(i{q} + {j * m}u) * xs")}, mtab[pre_off + e${q}_${j}]) : (${T2})(0, 0);
+% elif s == 0:
         ${T2} a${q}_${j} = ok${q} ? ${load(f"bx + (long)c{q} * xb1 + (long)(i{q} + {j * m}u) * xs")} : (${T2})(0, 0);
 % else:
         ${T2} a${q}_${j} = buf[FFT_PAD((i${q} + ${j * m}u) * ${G}u + c${q})];
@@ -405,6 +415,17 @@ void fft_block(__global const ${T} *x, __global ${T} *y, __global const ${T2} *t
 % for j in range(R):
             if (ok${q})
                 buf[FFT_PAD((o + ${j * p}u) * ${G}u + c${q})] = ${outs[j]};
+% endfor
+% elif spec["post"]:
+% for j in range(R):
+            {
+                const uint e = ${row(spec["post"], q)} + (i${q} + ${j * m}u) * post_stride;
+                ${T2} v = ${outs[j]};
+                if (flags & 16u)
+                    v.y = -v.y;
+                if (ok${q} && e < lim)
+                    ${store(f"by + (long)c{q} * yb1 + (long)(i{q} + {j * m}u) * ys", "fft_cmul(v, mtab[post_off + e])")}
+            }
 % endfor
 % else:
 % for j in range(R):
