@@ -538,7 +538,12 @@ def test_array_api_extension(ctx):
     assert xp.fft.fftfreq(5, d=2.0, device=ctx).device is ctx
 
 
-def test_plans_cached_and_one_program(ctx):
+def test_plans_cached_and_one_program(ctx, monkeypatch):
+    """Plans are kept; without fft_block (CPUs) one program per precision serves every
+    length (GPUs build a kernel per row length)."""
+    monkeypatch.setitem(gfft.BLOCK, "gpu" if ctx.device.is_gpu else "cpu", False)
+    for name in ("programs", "kernels"):
+        monkeypatch.setattr(ctx, name, Cache(name, getattr(ctx, name).maxsize))
     x = dev(ctx, cdata((2, 48)))
     gfft.fft(x)
     hits = ctx.plans.hits
