@@ -8,7 +8,10 @@ passes when it factors into 2, 3, 5, 7, 11 and 13 (radices 16, 8, 4, 2, 9, 3, 25
 smooth m >= 2n - 1. Rows of up to ROWS_LONGEST run every pass in local memory in one launch
 (fft_rows; on GPUs fft_rows_pow2 for lengths of 2, 4, 8 and 16 alone); other rows take one
 launch per pass (fft_radix<R>), reading and writing every element once, or on GPUs (ROWS)
-segments of their passes, each one launch of rows in local memory (_split). Rows are
+segments of their passes, each one launch of rows in local memory (_split). GPUs build
+fft_block instead, a kernel per row length whose passes keep their values in registers
+across one local buffer (whole rows, or segments of long rows with the four-step twiddle
+in their loads: _block_split; Bluestein's products in the loads and stores). Rows are
 batched along the other axes, and views are read and written as they lie (offsets and
 strides are kernel arguments; two batch dimensions in a launch, more looped over). The
 inverse is the forward transform of the conjugate, conjugated (flags of the first load and
@@ -19,6 +22,7 @@ fft_c2r_pre); odd n take the complex transform of length n.
 Plans (radices and twiddles, or Bluestein's chirp and its transform) are kept per (length,
 precision) in the context's plan cache: their tables are computed once in float64 on the
 host and stored in the transform's precision; one plan serves every shape and layout.
+A call's launches are recorded at its layouts' first call and replayed after (_Schedule).
 docs/fft.md gives the choices, accuracy and speed.
 """
 
@@ -64,15 +68,16 @@ ROWS_GROUP = {"gpu": 4, "cpu": 8}
 # ROWS_GROUP elements each, so that 2^20 .. 2^24 take three launches), and power-of-two rows
 # in fft_rows_pow2 (docs/fft.md); PoCL: measured no gain yet.
 ROWS = {"gpu": True, "cpu": False}
-# fft_block: a kernel built per row length (GPUs; PoCL measured no gain), every pass in
-# registers and one local buffer, so that a launch moves its rows at memory speed: whole
-# rows up to what one work-group's buffer holds, longer single rows as segments of at most
-# the length that BLOCK_COALESCE bytes of interleaved rows (a memory sector) leave room for.
+# fft_block: a kernel built per row length (GPUs; on CPUs PoCL would compile one per length,
+# 1.4 s each), every pass in registers and one local buffer, so that a launch moves its
+# rows at memory speed: whole rows where a work-group holds enough of them (BLOCK_COALESCE
+# bytes of interleaved rows), else segments (BLOCK_SPLIT_COALESCE bytes: fewer launches).
 BLOCK = {"gpu": True, "cpu": False}
 BLOCK_LOCAL = 256  # work-items per work-group at most
 BLOCK_ELEMENTS = 8192  # elements per work-group at most (GPUs: local memory bounds it first)
 BLOCK_COALESCE = 128  # bytes: whole interleaved rows (columns) load in runs this long
 BLOCK_SPLIT_COALESCE = 32  # bytes, for the segments of long rows (fewer launches first)
+BLOCK_RADIX = 16  # fft_block's largest power-of-two radix (work-items per row: n / radix)
 # True: the GPU choices of the first version (no split unless ROWS says so, one split
 # into two segments at most, fft_rows for every length), for measuring old against new.
 PREVIOUS = False
@@ -131,12 +136,12 @@ def _block_on(ctx):
 
 def _block_limits(ctx):
     """(local memory bytes, work-items per work-group, BLOCK_ELEMENTS, BLOCK_COALESCE,
-    BLOCK_SPLIT_COALESCE): what fft_block's shapes depend on."""
+    BLOCK_SPLIT_COALESCE, BLOCK_RADIX): what fft_block's shapes depend on."""
     local = ctx.plans.get("fft-local-memory")
     if local is None:  # (a driver query: kept)
         local = ctx.plans["fft-local-memory"] = ctx.device.cl_device.local_mem_size
     return (local, min(BLOCK_LOCAL, ctx.max_work_group_size), BLOCK_ELEMENTS, BLOCK_COALESCE,
-            BLOCK_SPLIT_COALESCE)
+            BLOCK_SPLIT_COALESCE, BLOCK_RADIX)
 
 
 def _block_fits(limits, size, item, group):
@@ -150,12 +155,23 @@ def _block_group(limits, size, item, rows, interleaved):
     """(rows per work-group, work-items per row) of fft_block: rows added (doubling) while
     the buffer fits, the work-group holds at most limits[1] work-items and there are rows
     for them, or more are needed to cover BLOCK_COALESCE bytes of interleaved rows."""
-    threads, group = size // max(factor(size)), 1
+    threads, group = size // max(_block_radices(size, limits[5])), 1
     want = limits[3] // item if interleaved else 1
     while (2 * group <= rows or group < want) and threads * group * 2 <= limits[1] and \
             _block_fits(limits, size, item, 2 * group):
         group *= 2
     return group, threads
+
+
+@functools.lru_cache(maxsize=1024)
+def _block_radices(size, most):
+    """fft_block's radices of a length: factor's, powers of two no larger than `most`."""
+    out = []
+    for r in RADICES:
+        while size % r == 0 and (r <= most or r & (r - 1)):
+            out.append(r)
+            size //= r
+    return out
 
 
 @functools.lru_cache(maxsize=1024)
@@ -182,15 +198,15 @@ _BLOCK_TYPES = [None] * 5 + [np.uint32] * 7 + [np.int64] * 12 + [np.uint32] * 2
 MUL_CONJ = 16  # fft_block's flag: conjugate before the multiply of `post`
 
 
-def _block_kernel(ctx, real, size, group, threads, layout):
+def _block_kernel(ctx, real, size, radices, group, threads, layout):
     """The Launcher of fft_block for rows of `size`; layout: (in_swap, out_swap, twist,
     vec_in, vec_out, pre, post)."""
-    key = ("fft-block", real, size, group, *layout)
+    key = ("fft-block", real, size, radices, group, *layout)
     found = ctx.kernels.get(key)
     if found is None:
         spec = dict(zip(("in_swap", "out_swap", "twist", "vec_in", "vec_out", "pre", "post"),
                         layout),
-                    n=size, radices=tuple(factor(size)), threads=threads, group=group)
+                    n=size, radices=radices, threads=threads, group=group)
         program = get_program(ctx, key, "fft.cl.mako", real=real, radices=(), nmax=0,
                               rows_pow2=False, block=tuple(sorted(spec.items())))
         found = kernel_from(ctx, key, program, "fft_block",
@@ -198,12 +214,19 @@ def _block_kernel(ctx, real, size, group, threads, layout):
     return found
 
 
-def _roots(ctx, size, real):
-    """exp(-2 pi i t / size) for t < size, kept per context."""
-    key = ("fft-roots", size, real)
+def _block_twiddles(ctx, radices, real):
+    """fft_block's twiddles of a length's passes after the first: exp(-2 pi i j k / (p R))
+    for 1 <= j < R, k < p, k fastest (adjacent work-items load adjacent entries), pass
+    after pass; kept per context."""
+    key = ("fft-block-twiddles", radices, real)
     tab = ctx.plans.get(key)
     if tab is None:
-        tab = ctx.plans[key] = _upload(ctx, _unit_roots(np.arange(size), size), real)
+        parts, p = [np.zeros(1)], 1
+        for r in radices:
+            if p > 1:
+                parts.append(_unit_roots(np.arange(1, r)[:, None] * np.arange(p), p * r).ravel())
+            p *= r
+        tab = ctx.plans[key] = _upload(ctx, np.concatenate(parts[1:] or parts), real)
     return tab
 
 
@@ -235,19 +258,20 @@ def _block(ctx, real, size, src, dst, counts, flags, scale, lim, twist=0, twist_
     table, offset, stride): the products of the loads and stores with a table (fft_block's
     pre and post; mode 1: the element's index, 2 and 3: plus the row's along dimension 0
     or 1); post's bound is `lim`."""
-    item = _cdtype(real).itemsize
-    group, threads = _block_group(_block_limits(ctx), size, item, counts[0],
+    item, limits = _cdtype(real).itemsize, _block_limits(ctx)
+    group, threads = _block_group(limits, size, item, counts[0],
                                   counts[0] > 1 and abs(src.b1) < abs(src.s))
     layout = (counts[0] > 1 and abs(src.b1) < abs(src.s),
               counts[0] > 1 and abs(dst.b1) < abs(dst.s),
               (1 + twist_dim) if twist else 0,
               not flags & REAL_IN and _even(src), not flags & REAL_OUT and _even(dst),
               pre[0] if pre else 0, post[0] if post else 0)
-    tab = _roots(ctx, size, real)
+    radices = tuple(_block_radices(size, limits[5]))
+    tab = _block_twiddles(ctx, radices, real)
     twt, bits = _twist_table(ctx, twist, real) if twist else (tab, 0)
     mtab = (pre or post or (0, tab))[1]
     pre, post = pre or (0, tab, 0, 0, 0), post or (0, tab, 0, 0)
-    launcher = _block_kernel(ctx, real, size, group, threads, layout)
+    launcher = _block_kernel(ctx, real, size, radices, group, threads, layout)
     args = (src.storage, dst.storage, tab.storage, twt.storage, mtab.storage, counts[0], bits,
             *pre[2:], *post[2:], src.o, src.s, src.d, src.b1, src.b2, src.b3, dst.o, dst.s,
             dst.d, dst.b1, dst.b2, dst.b3, 0xFFFFFFFF if lim is None else lim, flags, scale)

@@ -294,6 +294,18 @@ __kernel void ${name}(FFT_ARGS, const ulong code, const uint npass)
     WG = TH * G
     last = len(rads) - 1
     size = G * B + (G * B) // 16 + 1
+    def at(pos, c):
+        """The local index of element `pos` of row `c`: rows interleaved where a side of the
+        kernel runs across them, else one after the other (no bank conflicts either way)."""
+        if G > 1 and not (spec["in_swap"] or spec["out_swap"]):
+            return f"FFT_PAD({c} * {B}u + {pos})"
+        return f"FFT_PAD(({pos}) * {G}u + {c})"
+    # pass s's twiddles exp(-2 pi i j k / (p R)) at tab[toffs[s] + (j - 1) p + k]
+    toffs, t = [], 0
+    for s_, R_ in enumerate(rads):
+        toffs.append(t)
+        p_ = math.prod(rads[:s_])
+        t += (R_ - 1) * p_ if p_ > 1 else 0
     def load(addr):
         if spec["vec_in"]:
             return f"fft_vload(x, {addr}, flags)"
@@ -308,12 +320,12 @@ __kernel void ${name}(FFT_ARGS, const ulong code, const uint npass)
 %>\
 // One row length (${B} = ${" x ".join(map(str, rads))}) whole in local memory, ${G} row(s) per
 // work-group of ${WG}: every work-item holds its butterflies' values in registers across a
-// barrier, so the passes share one buffer (element t of row c at FFT_PAD(t * ${G} + c)). The
+// barrier, so the passes share one buffer (element t of row c at ${at("t", "c")}). The
 // first pass reads from global memory and the last writes there (work-items along the rows
 // where they are interleaved in memory: in_swap / out_swap). With twist, element t of row
 // r is first multiplied by exp(-2 pi i t r / M), r = b1 (twist 1) or b2 (twist 2): the
 // four-step twiddle; twt holds exp(-2 pi i l / M) for l < 2^lbits, then exp(-2 pi i h
-// 2^lbits / M). tab: exp(-2 pi i t / ${B}) for t < ${B}. Dimensions 1 and 2 run over b2
+// 2^lbits / M). tab: each pass's twiddles, j-major (adjacent work-items, adjacent k). Dimensions 1 and 2 run over b2
 // and b3; rows: b1's count. With pre, element t is loaded only where e = r + t pre_stride <
 // pre_lim, times mtab[pre_off + e]; with post, element k is stored only where e = r + k
 // post_stride < lim, conjugated first if flags & 16, times mtab[post_off + e] (r: the
@@ -353,7 +365,6 @@ void fft_block(__global const ${T} *x, __global ${T} *y, __global const ${T2} *t
                     + (long)get_global_id(2) * yb3;
 % for s, R in enumerate(rads):
 <%
-    import math
     p = math.prod(rads[:s])
     m = B // R
     nb = -(-(G * m) // WG)
@@ -378,7 +389,7 @@ void fft_block(__global const ${T} *x, __global ${T} *y, __global const ${T2} *t
 % elif s == 0:
         ${T2} a${q}_${j} = ok${q} ? ${load(f"bx + (long)c{q} * xb1 + (long)(i{q} + {j * m}u) * xs")} : (${T2})(0, 0);
 % else:
-        ${T2} a${q}_${j} = buf[FFT_PAD((i${q} + ${j * m}u) * ${G}u + c${q})];
+        ${T2} a${q}_${j} = buf[${at(f"i{q} + {j * m}u", f"c{q}")}];
 % endif
 % endfor
 % endfor
@@ -400,9 +411,9 @@ void fft_block(__global const ${T} *x, __global ${T} *y, __global const ${T2} *t
 % endfor
 % endif
 % if p > 1:
-            const uint k = i${q} % ${p}u, kt = k * ${B // (p * R)}u;
+            const uint k = i${q} % ${p}u;
 % for j in range(1, R):
-            u${j} = fft_cmul(u${j}, tab[${j}u * kt]);
+            u${j} = fft_cmul(u${j}, tab[${toffs[s] + (j - 1) * p}u + k]);
 % endfor
 % else:
             const uint k = 0;
@@ -414,7 +425,7 @@ void fft_block(__global const ${T} *x, __global ${T} *y, __global const ${T2} *t
             const uint o = (i${q} - k) * ${R}u + k;
 % for j in range(R):
             if (ok${q})
-                buf[FFT_PAD((o + ${j * p}u) * ${G}u + c${q})] = ${outs[j]};
+                buf[${at(f"o + {j * p}u", f"c{q}")}] = ${outs[j]};
 % endfor
 % elif spec["post"]:
 % for j in range(R):
