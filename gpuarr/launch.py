@@ -73,6 +73,10 @@ class Launcher:
         # Held here: Intel's CPU runtime frees a program once it is released, its kernels
         # alive or not (the program caches evict programs whose kernels stay cached).
         self.program = kernel.program
+        if "_source" not in vars(self.program):
+            # pyopencl's Kernel() reads program._source: without it, this wrapper asks the
+            # driver for a kernel named '_source' (an API error under Oclgrind) on copy()
+            self.program._source = None
         self.types = tuple(None if t is None else np.dtype(t).type for t in types)
         self.buffer_slots = tuple(i for i, t in enumerate(self.types) if t is None)
         self.scalar_slots = tuple(i for i, t in enumerate(self.types) if t is not None)

@@ -82,3 +82,16 @@ def test_four_step_split(ctx, path, monkeypatch):
     monkeypatch.setitem(fft.ROWS_GROUP, cls, 2)
     h = _c((3, 864))  # 16 x 2 | 9 x 3: rows of 32, then rows of 27
     _close(fft.fft(ga.asarray(h, context=ctx)), np.fft.fft(h))
+
+
+def test_block_kernels(ctx, monkeypatch):
+    """fft_block (the GPUs' kernel per row length): whole rows, interleaved columns with a
+    ragged last group, segments of a row and of columns (the four-step twiddle), Bluestein
+    with its products in the loads and stores."""
+    monkeypatch.setitem(fft.BLOCK, "gpu" if ctx.device.is_gpu else "cpu", True)
+    monkeypatch.setattr(fft, "BLOCK_ELEMENTS", 256)
+    monkeypatch.setattr(ctx, "plans", {})
+    for shape, axis in [((3, 60), -1), ((60, 5), 0), ((2, 1024), -1), ((512, 3), 0),
+                        ((2, 37), -1)]:
+        h = _c(shape)
+        _close(fft.fft(ga.asarray(h, context=ctx), axis=axis), np.fft.fft(h, axis=axis))
