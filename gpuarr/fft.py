@@ -259,11 +259,11 @@ def _block(ctx, real, size, src, dst, counts, flags, scale, lim, twist=0, twist_
     pre and post; mode 1: the element's index, 2 and 3: plus the row's along dimension 0
     or 1); post's bound is `lim`."""
     item, limits = _cdtype(real).itemsize, _block_limits(ctx)
-    group, threads = _block_group(limits, size, item, counts[0],
-                                  counts[0] > 1 and abs(src.b1) < abs(src.s))
-    layout = (counts[0] > 1 and abs(src.b1) < abs(src.s),
-              counts[0] > 1 and abs(dst.b1) < abs(dst.s),
-              (1 + twist_dim) if twist else 0,
+    in_swap = counts[0] > 1 and abs(src.b1) < abs(src.s)
+    out_swap = counts[0] > 1 and abs(dst.b1) < abs(dst.s)
+    # (the group _block_way decided by: interleaved on either side)
+    group, threads = _block_group(limits, size, item, counts[0], in_swap or out_swap)
+    layout = (in_swap, out_swap, (1 + twist_dim) if twist else 0,
               not flags & REAL_IN and _even(src), not flags & REAL_OUT and _even(dst),
               pre[0] if pre else 0, post[0] if post else 0)
     radices = tuple(_block_radices(size, limits[5]))
