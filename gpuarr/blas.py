@@ -919,13 +919,7 @@ def _gemm_split_k(alpha, a, b, beta, c, parts):
 
 def _nv_capability(ctx):
     """(major, minor) compute capability of an NVIDIA GPU, else None."""
-    if not ctx.device.is_gpu or _vendor_class(ctx.device.vendor) != "nvidia":
-        return None
-    dev = ctx.device.cl_device
-    try:
-        return dev.compute_capability_major_nv, dev.compute_capability_minor_nv
-    except Exception:  # no cl_nv_device_attribute_query: pyopencl and drivers differ in what
-        return None    # they raise (AttributeError, cl.LogicError, cl.RuntimeError)
+    return ctx.device.nv_capability
 
 
 def _mma_precision(dt):

@@ -71,6 +71,17 @@ class DeviceInfo:
     def is_gpu(self):
         return self.type == "GPU"
 
+    @property
+    def nv_capability(self):
+        """(major, minor) compute capability of an NVIDIA GPU, else None."""
+        if not self.is_gpu or "nvidia" not in self.vendor.lower():
+            return None
+        try:
+            return (self.cl_device.compute_capability_major_nv,
+                    self.cl_device.compute_capability_minor_nv)
+        except Exception:  # no cl_nv_device_attribute_query: pyopencl and drivers differ in
+            return None    # what they raise (AttributeError, cl.LogicError, cl.RuntimeError)
+
     def describe(self):
         """`<device name> (<platform>, OpenCL x.y)`, as the init log prints it."""
         return f"{self.device_name} ({self.platform}, {self.opencl_version})"

@@ -207,10 +207,14 @@ def fill_buffer(ctx, dst, pattern, offset, nbytes):
         return record(event, queue, (), (dst,))
 
 
-def read_host(ctx, host, src, offset):
-    """Copy Storage `src` from byte `offset` into the numpy array `host`; waits for it."""
-    queue = ctx.queue
+def read_host(ctx, host, src, offset, queue=None):
+    """Copy Storage `src` from byte `offset` into the numpy array `host`; waits for it. On
+    another of ctx's queues (ctx.copy_queue) it waits only for `src`'s last write, not for
+    what ctx.queue holds after it."""
+    queue = queue or ctx.queue
     with ctx.launch_lock:
+        if queue is not ctx.queue:
+            ctx.queue.flush()  # (the write it waits for must reach the device)
         event = cl.enqueue_copy(queue, host, src.buffer, src_offset=offset,
                                 wait_for=waits(queue, (src,)), is_blocking=True)
         return record(event, queue, (src,))

@@ -39,7 +39,7 @@ from .errors import (
     UnsupportedError,
 )
 from .kernels import build, render
-from .launch import Launcher, enqueue
+from .launch import Launcher, enqueue, read_host, write_host
 
 __all__ = ["FUNCTIONS", "SortingMethods", "argpartition", "argsort", "partition",
            "searchsorted", "sort", "unique"]
@@ -50,6 +50,12 @@ _ROWS_MAX = 2048
 _MAX_N = 2**31 - 1  # uint index arithmetic in the kernels, with room for the last chunk
 _LOOKBACK_N = 2**29  # look-back words hold counts below this (kernels/sort.cl.mako)
 _STATUS_HEAD = 32  # the tile counters before the look-back words (one per pass)
+# GPUs with warps of 32 and inline PTX (NVIDIA, compute capability 7 and up): tiles ranked by
+# warps (kernels/sort.cl.mako, rank='warp'), where a probe sort gets numpy's result.
+WARP_RANK = True
+# element width -> (work-items, most elements per work-item) of the warp-ranked tiles; the
+# elements are bounded by 48 KiB of local memory too
+_WARP_TILE = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 7)}
 
 # kernel -> its arguments: u a uint scalar, B a buffer
 _ARGS = {
@@ -59,7 +65,8 @@ _ARGS = {
     "sort_scatter_serial": "uuuuuuuuBBBBBB",
     "sort_scan": "uB",
     "sort_count_tile": "uuuuuuBBB",
-    "sort_onesweep": "uuuuuuuuuBBBBBBBB",
+    "sort_onesweep": "uuuuuuuuuuuBBBBBBBB",
+    "sort_bases": "uB",
     "sort_rows": "uuuuuBBB",
     "sort_index": "uuuBB",
     "sort_search": "uuuuuBBBBB",
@@ -91,16 +98,38 @@ class _Geometry(NamedTuple):
     rows_max: int  # the longest row sort_rows takes
     scan_local: int  # work-items of sort_scan (and the unique kernels) on GPUs
     hist_copies: int = 1  # histograms in sort_hist_all's local memory
+    rank: str = "split"  # sort_onesweep's ranking: 'split' or 'warp'
 
 
 def _geometry(ctx, width):
     """The work-group shapes for `width`-bit elements: the largest that fit the device's
     work-group size and local memory (tiles of 256 x 16 elements, rows of 2048 at most)."""
-    return _device_geometry(ctx.device.cl_device, ctx.devname, width)
+    warp = width in _WARP_TILE and _warp_rank(ctx)
+    return _device_geometry(ctx.device.cl_device, ctx.devname, width, warp)
+
+
+def _warp_rank(ctx):
+    """Whether sort_onesweep ranks tiles by warps on ctx: WARP_RANK, an NVIDIA GPU of compute
+    capability 7 or later, and a probe argsort through it equal to numpy's (once per
+    context; any failure, such as a driver without inline PTX, means no)."""
+    key = ("sort_warp_rank", WARP_RANK)
+    if key not in ctx.state:
+        cc = ctx.device.nv_capability
+        ctx.state[key] = ok = bool(WARP_RANK and cc and cc[0] >= 7)
+        if ok:  # (the probe sorts through the warp-ranked kernels: the state says so)
+            keys = np.random.default_rng(7).integers(0, 2**32, 40009, dtype=np.uint32)
+            keys[::3] &= 0x0f0f
+            try:
+                ok = np.array_equal(argsort(to_device(keys, ctx)).get(),
+                                    np.argsort(keys, kind="stable"))
+            except Exception:
+                ok = False
+            ctx.state[key] = ok
+    return ctx.state[key]
 
 
 @functools.lru_cache(maxsize=64)
-def _device_geometry(device, devname, width):
+def _device_geometry(device, devname, width, warp=False):
     # (cached per cl.Device, not per Context: the cache must not keep a context alive)
     local_mem, wg = device.local_mem_size, device.max_work_group_size
     local = 1 << (min(wg, 256).bit_length() - 1)
@@ -122,13 +151,20 @@ def _device_geometry(device, devname, width):
     else:
         raise UnsupportedError(f"device {devname} has {local_mem} bytes of local memory, "
                                f"too few for the sort kernels")
+    rank = "split"
+    if warp:  # counters (8 a work-item) and then the tile share local memory
+        tile_local, most = _WARP_TILE[width]
+        fixed = 4 * (257 + 256 + 32 + 1)
+        items = max(i for i in range(1, most + 1) if fixed + max(
+            32 * tile_local, tile_local * i * (raw_bytes + 4)) <= min(local_mem, 49152))
+        rank = "warp"
     rows_max = _ROWS_MAX
     while rows_max > 64 and rows_max * (key_bytes + 2) > local_mem:
         rows_max //= 2
     hist = width // 8 * 256 * 4
     copies = next(c for c in (4, 2, 1) if c == 1 or c * hist <= min(16384, local_mem // 2))
     return _Geometry(tile_local, items, local, rows_max,
-                     1 << (min(wg, 1024).bit_length() - 1), copies)
+                     1 << (min(wg, 1024).bit_length() - 1), copies, rank)
 
 
 def _program(ctx, width):
@@ -201,7 +237,7 @@ def _chunks(ctx, n, local):
 class _Pass(NamedTuple):
     src: int  # 0: a key digit, 1: a digit of the row number
     shift: int
-    counts: np.ndarray | None  # the digit's histogram (uint64, 256; GPUs only)
+    row: int  # GPUs: the row of the bases (where each digit value's elements start)
 
 
 def _radix(flat, mode, keybits, row_len, want_index, want_values=True):
@@ -224,76 +260,149 @@ def _radix(flat, mode, keybits, row_len, want_index, want_values=True):
     rows = n // row_len if row_len else 0
     if 1 < row_len <= min(_rows_limit(ctx, rows), geo.rows_max):
         return _sort_rows(ctx, k, geo, flat, mode, row_len, want_index, want_values)
-    passes = []
+    chain = _Chain(ctx, k, geo, flat, mode, row_len, want_index or rows > 1, tile)
     if n > 1 and row_len > 1:
-        passes = _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile)
-    if not passes:
-        index = None
-        if want_index:
-            index = _temp(ctx, n, np.int64)
-            _launch(ctx, k["sort_index"], _round_up(n, ctx.local_size), ctx.local_size,
-                    [n, row_len, 2, None, index.storage], (), (index,))
-        return flat, index
-    run = _tile_pass if tile else _serial_pass
-    scratch = (_tile_scratch if tile else _serial_scratch)(ctx, geo, n, passes)
-    payload = want_index or rows > 1
-    src_k, src_p, index = flat, None, None
-    spare_k, spare_p = [], []
-    for i, p in enumerate(passes):
-        if i < len(passes) - 1:
-            out_mode = 1 | (2 if payload else 0)
-        else:
+        passes = _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain)
+        for i, p in enumerate(passes):
+            chain.step(p, i == len(passes) - 1, want_index, want_values)
+    return chain.result(want_index, want_values)
+
+
+class _Chain:
+    """The radix passes of one sort, one after another: each reads the keys (and payloads:
+    the elements' original indices) the last one wrote and writes them in its digit's
+    order."""
+
+    def __init__(self, ctx, k, geo, flat, mode, row_len, payload, tile):
+        self.ctx, self.k, self.geo, self.flat = ctx, k, geo, flat
+        self.mode, self.row_len, self.payload, self.tile = mode, row_len, payload, tile
+        self.scratch = None
+        self.launched = 0  # passes enqueued (a skipped one too: it took its status words)
+        self.last = False  # whether the last one wrote the final outputs
+        self.src_k, self.src_p, self.index = flat, None, None
+        self.spare_k, self.spare_p = [], []
+
+    def step(self, p, last, want_index, want_values, skip=0):
+        """Run pass `p` (the last: it writes what was asked for). With `skip`, the pass
+        writes nothing when its key digit is the same in every element (GPUs: a first pass
+        enqueued before the host knows): `skipped` undoes its bookkeeping then."""
+        ctx, n = self.ctx, self.flat.size
+        if last:
             out_mode = (1 if want_values else 0) | (4 if want_index else 0)
-        dst_k = (spare_k.pop() if spare_k else _temp(ctx, n, flat.dtype)) \
+        else:
+            out_mode = 1 | (2 if self.payload else 0)
+        dst_k = (self.spare_k.pop() if self.spare_k else _temp(ctx, n, self.flat.dtype)) \
             if out_mode & 1 else None
-        dst_p = (spare_p.pop() if spare_p else _temp(ctx, n, np.uint32)) \
+        dst_p = (self.spare_p.pop() if self.spare_p else _temp(ctx, n, np.uint32)) \
             if out_mode & 2 else None
-        index = _temp(ctx, n, np.int64) if out_mode & 4 else None
-        pay_mode = 0 if not payload else 2 if src_p is None else 1
-        run(ctx, k, geo, scratch, i, [n, mode, p.shift, p.src, row_len, pay_mode, out_mode],
-            (src_k, dst_k, src_p, dst_p, index))
-        if src_k is not flat:
-            spare_k.append(src_k)
-        if src_p is not None:
-            spare_p.append(src_p)
-        src_k, src_p = dst_k, dst_p
-    return src_k, index
+        self.index = _temp(ctx, n, np.int64) if out_mode & 4 else None
+        pay_mode = 0 if not self.payload else 2 if self.src_p is None else 1
+        common = [n, self.mode, p.shift, p.src, self.row_len, pay_mode, out_mode]
+        bufs = (self.src_k, dst_k, self.src_p, dst_p, self.index)
+        if self.tile:
+            _tile_pass(ctx, self.k, self.geo, self.scratch, self.launched, common, bufs,
+                       p.row, skip)
+        else:
+            _serial_pass(ctx, self.k, self.geo, self.scratch, self.launched, common, bufs)
+        self._undo = (self.src_k, self.src_p, dst_k, dst_p)
+        if self.src_k is not self.flat:
+            self.spare_k.append(self.src_k)
+        if self.src_p is not None:
+            self.spare_p.append(self.src_p)
+        self.src_k, self.src_p = dst_k, dst_p
+        self.launched += 1
+        self.last = last
+
+    def skipped(self):
+        """The last step wrote nothing (its digit did not vary): back to before it."""
+        src_k, src_p, dst_k, dst_p = self._undo
+        self.spare_k = [b for b in self.spare_k if b is not src_k] + [dst_k]
+        self.spare_p = [b for b in self.spare_p if b is not src_p] + \
+            ([dst_p] if dst_p is not None else [])
+        self.src_k, self.src_p, self.index = src_k, src_p, None
+
+    def result(self, want_index, want_values):
+        """(sorted keys or None, int64 positions in their rows or None) after the passes."""
+        ctx, n = self.ctx, self.flat.size
+        if self.last:
+            return self.src_k, self.index
+        index = None
+        if want_index:  # no pass, or only a first one that did not know it was the last
+            index = _temp(ctx, n, np.int64)
+            pay_mode = 2 if self.src_p is None else 1
+            _launch(ctx, self.k["sort_index"], _round_up(n, ctx.local_size), ctx.local_size,
+                    [n, self.row_len, pay_mode, _buf(self.src_p), index.storage],
+                    (self.src_p,), (index,))
+        return self.src_k, index
 
 
-def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile):
+def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain=None):
     """The passes a sort needs, in order: the key digits that are not the same for every
     element, then the digits of the row numbers when there are several rows and a key pass
     moved elements out of them. GPUs count every key digit's histogram in one read of the
-    keys (sort_hist_all, read back: where each digit's elements go); CPUs, which count per
-    pass anyway, only OR the keys (sort_diffbits, cheaper there)."""
+    keys (sort_hist_all), scan them into where each digit value's elements start
+    (sort_bases), and read that back; the first key digit's pass is enqueued before the
+    read (`chain`: it writes nothing if that digit turns out the same everywhere), so the
+    device does not wait for the host. CPUs, which count per pass anyway, only OR the keys
+    (sort_diffbits, cheaper there)."""
     n = flat.size
     digits = keybits // _BITS
     local = geo.tile_local if tile else 1
     groups, chunk = _chunks(ctx, n, local)
-    if tile:
-        hist = _temp(ctx, digits * 256, np.uint32).fill(0)
-        _launch(ctx, k["sort_hist_all"], groups * local, local,
-                [n, chunk, mode, flat.storage, hist.storage], (flat,), (hist,))
-        counts = hist.get().astype(np.uint64).reshape(digits, 256)
-        passes = [_Pass(0, _BITS * d, counts[d]) for d in range(digits)
-                  if counts[d].max() < n]
-    else:
+    row_digits = -(-(rows - 1).bit_length() // _BITS) if rows > 1 else 0
+    if not tile:
         words = _temp(ctx, max(1, flat.itemsize // 4), np.uint32).fill(0)
         _launch(ctx, k["sort_diffbits"], groups, 1, [n, chunk, mode, flat.storage,
                                                      words.storage], (flat,), (words,))
         diff = sum(int(w) << (32 * i) for i, w in enumerate(words.get()))
-        passes = [_Pass(0, s, None) for s in range(0, keybits, _BITS) if (diff >> s) & 255]
-    if rows > 1 and passes:  # (no key pass: the elements are still in their rows' order)
-        d = np.arange(256, dtype=np.int64)
-        for q in range(-(-(rows - 1).bit_length() // _BITS)):
-            block = 1 << (_BITS * q)  # rows r with digit q of r equal to d, row_len each
-            full, rest = divmod(rows, block << _BITS)
-            counts = (full * block + np.clip(rest - d * block, 0, block)) * row_len
-            passes.append(_Pass(1, _BITS * q, counts.astype(np.uint64)))
+        passes = [_Pass(0, s, 0) for s in range(0, keybits, _BITS) if (diff >> s) & 255]
+        if chain is not None:
+            chain.scratch = _serial_scratch(ctx, geo, n)
+    else:
+        bases = _temp(ctx, (digits + row_digits) * 256, np.uint32)
+        bases[:digits * 256].fill(0)
+        _launch(ctx, k["sort_hist_all"], groups * local, local,
+                [n, chunk, mode, flat.storage, bases.storage], (flat,), (bases,))
+        _launch(ctx, k["sort_bases"], 256, 256, [digits, bases.storage], (), (bases,))
+        if row_digits:  # (pyopencl keeps the host array until the copy is done)
+            write_host(ctx, bases.storage, _row_bases(rows, row_len, row_digits),
+                       digits * 256 * 4, blocking=False)
+        early = None
+        if chain is not None:
+            chain.scratch = _tile_scratch(ctx, geo, n, bases)
+            if chain.scratch[3] is None:  # (look-back)
+                early = _Pass(0, 0, 0)
+                chain.step(early, False, False, True, skip=1)
+        starts = np.empty(digits * 256, np.uint32)
+        read_host(ctx, starts, bases.storage, 0, queue=ctx.copy_queue)
+        counts = np.diff(starts.reshape(digits, 256).astype(np.int64), axis=1,
+                         append=np.full((digits, 1), n))
+        passes = [_Pass(0, _BITS * d, d) for d in range(digits) if counts[d].max() < n]
+        if early is not None:
+            if passes and passes[0].shift == 0:
+                passes = passes[1:]
+            else:
+                chain.skipped()
+    if row_digits and (passes or (chain is not None and chain.src_k is not flat)):
+        # (no key pass: the elements are still in their rows' order)
+        passes += [_Pass(1, _BITS * q, digits + q) for q in range(row_digits)]
     return passes
 
 
-def _serial_scratch(ctx, geo, n, passes):
+def _row_bases(rows, row_len, row_digits):
+    """Where each digit value's elements start, for the digits of the row numbers (uint32,
+    row_digits x 256)."""
+    d = np.arange(256, dtype=np.int64)
+    out = np.empty((row_digits, 256), np.uint32)
+    for q in range(row_digits):
+        block = 1 << (_BITS * q)  # rows r with digit q of r equal to d, row_len each
+        full, rest = divmod(rows, block << _BITS)
+        counts = (full * block + np.clip(rest - d * block, 0, block)) * row_len
+        out[q] = np.cumsum(counts) - counts
+    return out
+
+
+def _serial_scratch(ctx, geo, n):
     groups, chunk = _chunks(ctx, n, 1)
     return groups, chunk, _temp(ctx, 256 * groups, np.uint32)
 
@@ -312,17 +421,16 @@ def _serial_pass(ctx, k, geo, scratch, i, common, bufs):
              _buf(index), counts.storage], (src_k, src_p, counts), (dst_k, dst_p, index))
 
 
-def _tile_scratch(ctx, geo, n, passes):
-    """(tiles, look-back status and digit bases, or reduce-then-scan counts)."""
+def _tile_scratch(ctx, geo, n, bases):
+    """(tiles, look-back status, bases, or reduce-then-scan counts)."""
     tiles = -(-n // (geo.tile_local * geo.tile_items))
     if _lookback(ctx, n):
         status = _temp(ctx, _STATUS_HEAD + 256 * tiles, np.uint32).fill(0)
-        bases = np.cumsum([p.counts for p in passes], axis=1) - [p.counts for p in passes]
-        return tiles, status, to_device(bases.astype(np.uint32), ctx), None
+        return tiles, status, bases, None
     return tiles, None, None, _temp(ctx, 256 * tiles, np.uint32)
 
 
-def _tile_pass(ctx, k, geo, scratch, i, common, bufs):
+def _tile_pass(ctx, k, geo, scratch, i, common, bufs, row, skip):
     """One pass on GPUs: sort_onesweep by look-back, or after counting and scanning
     (reduce-then-scan)."""
     tiles, status, bases, counts = scratch
@@ -336,8 +444,9 @@ def _tile_pass(ctx, k, geo, scratch, i, common, bufs):
         _launch(ctx, k["sort_scan"], scan, scan, [counts.size, counts.storage],
                 writes=(counts,))
     _launch(ctx, k["sort_onesweep"], tiles * local, local,
-            [*common, i, int(status is not None), src_k.storage, _buf(dst_k), _buf(src_p),
-             _buf(dst_p), _buf(index), _buf(bases), _buf(status), _buf(counts)],
+            [*common, i, int(status is not None), row, skip, src_k.storage, _buf(dst_k),
+             _buf(src_p), _buf(dst_p), _buf(index), _buf(bases), _buf(status),
+             _buf(counts)],
             (src_k, src_p, bases, counts), (dst_k, dst_p, index, status))
 
 

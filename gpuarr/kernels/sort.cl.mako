@@ -10,6 +10,9 @@
 ##   scan_local   the most work-items sort_scan and the unique kernels run with (power of two)
 ##   hist_copies  copies of the histogram in sort_hist_all's local memory (GPUs: fewer
 ##                work-items meet at one address)
+##   rank         how sort_onesweep ranks a tile: 'split' (two 4-bit splits, any device) or
+##                'warp' (warps of 32 by inline PTX: NVIDIA, compute capability 7 and up;
+##                width <= 64, tile_local a multiple of 32 up to 1024)
 ## Runtime arguments shared by the kernels:
 ##   mode      0 unsigned (bool too), 1 signed, 2 IEEE float, 3 complex (64: complex64, 128:
 ##             complex128); keys follow numpy's order: NaNs last (all NaNs one key), -0.0 ==
@@ -28,16 +31,19 @@
 ##                    work-group per chunk, or a work-item: then without atomics)
 ##   sort_onesweep    one pass on GPUs, a work-group per tile of tile_local * tile_items
 ##                    elements: the tile's histogram, its elements ranked by digit in local
-##                    memory (two 4-bit splits), where each digit's run goes, coalesced
+##                    memory (`rank`), where each digit's run goes, coalesced
 ##                    stores. With `lookback`, a tile takes its number from a counter and
 ##                    finds what earlier tiles hold by decoupled look-back (below), adding
-##                    bases[pass * 256 + d] (where digit d's elements start: the exclusive
-##                    scan of the pass's histogram); without, from `offsets` (the scan of
-##                    sort_count_tile's counts: reduce-then-scan)
+##                    bases[base_row * 256 + d] (where digit d's elements start: the
+##                    exclusive scan of the pass's histogram); without, from `offsets` (the
+##                    scan of sort_count_tile's counts: reduce-then-scan). With `skip` (a
+##                    key pass), it writes nothing when bases say its digit is the same in
+##                    every element
 ##   sort_count_tile  counts[d * G + g]: elements of tile g with digit d (reduce-then-scan)
 ##   sort_hist_serial / sort_scatter_serial  CPUs: a work-item per chunk, counts of
 ##                    [digit][chunk], a stable serial scatter in element order
 ##   sort_scan        one work-group: exclusive scan of the counts in place
+##   sort_bases       GPUs: sort_hist_all's histograms scanned in place (each pass's bases)
 ##   sort_rows        short rows whole in local memory, a work-group each
 ##   sort_index       payload -> int64 position in its row (when no pass ran)
 ##   sort_search      searchsorted, a work-item per query
@@ -69,6 +75,7 @@
                128: '(ulong2)(~0UL, ~0UL)'}[width]
     # vector loads of a work-item's consecutive elements in the tile kernels
     VEC = E in (2, 4, 8, 16) and width <= 64
+    LB = 8  # look-back: earlier tiles' words read at once
 %>\
 #define GA_PAD(j) ((j) + ((j) >> 5))
 #define GA_AGG 0x40000000u
@@ -328,6 +335,21 @@ __kernel void sort_scan(const uint m, __global uint *counts)
     }
 }
 
+// ---- GPUs: each of the `rows` histograms of 256 in h (sort_hist_all's) becomes its exclusive
+// scan in place: where each digit value's elements start. One work-group of 256.
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void sort_bases(const uint rows, __global uint *h)
+{
+    __local uint sums[512];
+    for (uint r = 0; r < rows; ++r) {
+        const uint own = h[r * 256u + get_local_id(0)];
+        uint before;
+${group_scan('own', 'before', 'sums', 256)}\
+        h[r * 256u + get_local_id(0)] = before;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 // ---- GPUs: counts[d * G + g], the elements of tile g (of ${T}) with digit d
 __kernel __attribute__((reqd_work_group_size(${L}, 1, 1)))
 void sort_count_tile(const uint n, const uint mode, const uint shift, const uint src,
@@ -351,21 +373,93 @@ void sort_count_tile(const uint n, const uint mode, const uint shift, const uint
     for (uint d = t; d < 256u; d += ${L}u) counts[d * G + g] = cnt[d];
 }
 
+## sort_onesweep's last steps, the same in both rankings. `count` and `start` (expressions
+## of q): the tile's elements of digit q and where their run starts in the tile (skey/spay).
+<%def name="tile_places(count, start)">\
+    // where each digit's run of this tile goes: after the digit's elements of earlier tiles
+    for (uint q = t; q < 256u; q += ${L}u) {
+        uint prefix;
+        if (lookback) {
+            prefix = 0u;
+            if (g) {  // earlier tiles' words ${LB} at a time (their reads overlap), nearest first
+                __global uint *w = words + q;
+                uint left = g, found = 0u;
+                while (!found) {
+% for i in range(LB):
+                    uint s${i} = ${i}u < left ? ga_poll(w - ${256 * (i + 1)}) : 0u;
+% endfor
+% for i in range(LB):
+                    if (!found && ${i}u < left) {
+                        while (!(s${i} & (GA_AGG | GA_INC)) || (s${i} & 0x20000000u) != parity)
+                            s${i} = ga_poll(w - ${256 * (i + 1)});
+                        prefix += s${i} & GA_VALUE;
+                        found = s${i} & GA_INC;
+                    }
+% endfor
+                    if (!found) {  // (tile 0 holds its total: left > ${LB} here)
+                        left -= ${LB}u;
+                        w -= ${256 * LB};
+                    }
+                }
+                atomic_xchg(&words[q], GA_INC | parity | (prefix + ${count}));
+            }
+            prefix += bases[base_row * 256u + q];
+        } else {
+            prefix = offsets[q * G + g];
+        }
+        gofs[q] = prefix - ${start};
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+</%def>\
+<%def name="skip_if_constant()">\
+    // n: none when `skip` (a key pass enqueued before the host knew whether its digit varies)
+    // finds that digit the same in every element; every work-group then runs through with
+    // an empty tile and writes nothing (no return: PoCL mishandles barriers after one)
+    uint n = n_all;
+    if (skip) {
+        const uint d = ga_pass_digit(kin[0], 0u, mode, src, shift, seg_n, 255u);
+        const uint at = base_row * 256u + d;
+        if ((d < 255u ? bases[at + 1u] : n) - bases[at] == n)
+            n = 0u;
+    }
+</%def>\
+<%def name="onesweep_signature()">\
+__kernel __attribute__((reqd_work_group_size(${L}, 1, 1)))
+void sort_onesweep(const uint n_all, const uint mode, const uint shift, const uint src,
+                   const uint seg_n, const uint pay_mode, const uint out_mode,
+                   const uint pass, const uint lookback, const uint base_row,
+                   const uint skip, __global const ${RAW} *kin, __global ${RAW} *kout,
+                   __global const uint *pin, __global uint *pout, __global long *iout,
+                   __global const uint *bases, __global uint *status,
+                   __global const uint *offsets)</%def>\
+<%def name="tile_stores()">\
+    // coalesced stores: neighbouring work-items, neighbouring places of one digit's run
+% for j in range(E):
+    {
+        const uint k = ${j * L}u + t;
+        if (k < valid) {
+            const ${RAW} r = skey[k];
+            const uint p = pay_mode ? spay[k] : 0u;
+            const uint at = gofs[ga_pass_digit(r, p, mode, src, shift, seg_n, 255u)] + k;
+            if (out_mode & 1u) kout[at] = r;
+            if (out_mode & 2u) pout[at] = p;
+            if (out_mode & 4u) iout[at] = (long)(p % seg_n);
+        }
+    }
+% endfor
+</%def>\
+
+% if rank == 'split':
+#define ga_poll(p) atomic_or((p), 0u)
 // ---- GPUs: one pass, a work-group per tile of ${T} elements. Work-item t owns the ${E}
 // consecutive elements t*${E}.. of its tile. The tile is put in digit order in local memory
 // by two stable 4-bit splits (low half of the digit, then high half), each counting in
 // cnt[half-digit][work-item] (its own column: no atomics; two 16-bit counters a word) and
 // scanning that in (half-digit, work-item) order; a digit's run then goes to gofs[d] + its
 // place in the tile.
-__kernel __attribute__((reqd_work_group_size(${L}, 1, 1)))
-void sort_onesweep(const uint n, const uint mode, const uint shift, const uint src,
-                   const uint seg_n, const uint pay_mode, const uint out_mode,
-                   const uint pass, const uint lookback,
-                   __global const ${RAW} *kin, __global ${RAW} *kout,
-                   __global const uint *pin, __global uint *pout, __global long *iout,
-                   __global const uint *bases, __global uint *status,
-                   __global const uint *offsets)
+${onesweep_signature()}
 {
+${skip_if_constant()}\
     const uint t = get_local_id(0), G = get_num_groups(0);
     __local uint cnt[GA_PAD(${8 * L})];
     __local uint sums[${2 * L}];
@@ -377,7 +471,7 @@ void sort_onesweep(const uint n, const uint mode, const uint shift, const uint s
     for (uint q = t; q < 256u; q += ${L}u) lcount[q] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint g = ticket, base = g * ${T}u, first = base + t * ${E}u;
-    const uint valid = min(${T}u, n - base);
+    const uint valid = n > base ? min(${T}u, n - base) : 0u;
     __global uint *words = lookback ? status + GA_STATUS_HEAD + (size_t)g * 256u : status;
     const uint parity = (pass & 1u) << 29;
     // this work-item's elements, in order; digit 256 marks one past the end
@@ -476,47 +570,145 @@ ${group_scan('own', 'run', 'sums', L, 'below%d' % rnd)}        below${rnd} &= 0x
     barrier(CLK_LOCAL_MEM_FENCE);
 % endif
 % endfor
-    // where each digit's run of this tile goes: after the digit's elements of earlier tiles
-    for (uint q = t; q < 256u; q += ${L}u) {
-        uint prefix;
-        if (lookback) {
-            prefix = 0u;
-            if (g) {
-                __global uint *w = words;
-                for (;;) {
-                    w -= 256;
-                    uint s;
-                    do {
-                        s = atomic_or(&w[q], 0u);
-                    } while (!(s & (GA_AGG | GA_INC)) || (s & 0x20000000u) != parity);
-                    prefix += s & GA_VALUE;
-                    if (s & GA_INC)
-                        break;
-                }
-                atomic_xchg(&words[q], GA_INC | parity | (prefix + lcount[q]));
-            }
-            prefix += bases[pass * 256u + q];
-        } else {
-            prefix = offsets[q * G + g];
-        }
-        gofs[q] = prefix - lstart[q];
-    }
+${tile_places('lcount[q]', 'lstart[q]')}\
+${tile_stores()}\
+}
+
+% else:
+<%
+    W = L // 32  # warps
+    # local memory shared by the warps' counters (W x 256) and, after ranking, the tile in
+    # digit order (keys, then payloads), in 8-byte words
+    UNION = -(-max(W * 256 * 4, T * (width // 8 + 4)) // 8)
+%>\
+// ---- GPUs: one pass, a work-group per tile of ${T} elements, ranked by warps (NVIDIA: inline
+// PTX). Warp w takes the ${32 * E} consecutive elements from w * ${32 * E} of its tile, lane l
+// item j the element 32 j + l of them (coalesced loads). Each warp counts into its own 256
+// counters (cnt[w * 256 + d]), item by item: the lanes holding one digit find each other
+// (ballots), the highest of them adds their number to the digit's counter, and each
+// lane's rank among the warp's elements of its digit is the old count plus the lanes below
+// it. One scan of the counters in (digit, warp) order then gives every element its place in
+// the tile (stable: warps and items in element order); six barriers a pass.
+inline uint ga_ballot(const uint x)
+{
+    uint r;
+    asm volatile("{ .reg .pred q; setp.ne.u32 q, %1, 0; vote.sync.ballot.b32 %0, q, 0xffffffff; }"
+                 : "=r"(r) : "r"(x));
+    return r;
+}
+// the lanes whose x (9 bits) equals this lane's: a ballot per bit (match.any is slower)
+inline uint ga_peers(const uint x)
+{
+    uint peers = ~0u;
+% for b in range(9):
+    { const uint m = ga_ballot(x & ${1 << b}u); peers &= (x & ${1 << b}u) ? m : ~m; }
+% endfor
+    return peers;
+}
+inline uint ga_shfl_idx(const uint x, const uint lane)
+{
+    uint r;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(x), "r"(lane));
+    return r;
+}
+inline uint ga_shfl_up(const uint x, const uint by)
+{
+    uint r;
+    asm volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;" : "=r"(r) : "r"(x), "r"(by));
+    return r;
+}
+#define GA_WARP_SYNC() asm volatile("bar.warp.sync 0xffffffff;" ::: "memory")
+// a look-back word as the L2 holds it (not an atomic: many work-groups poll at once)
+inline uint ga_poll(__global uint *p)
+{
+    uint r;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(r) : "l"(p) : "memory");
+    return r;
+}
+
+${onesweep_signature()}
+{
+${skip_if_constant()}\
+    const uint t = get_local_id(0), G = get_num_groups(0), lane = t & 31u, warp = t >> 5;
+    __local ulong lmem[${UNION}];
+    __local uint *cnt = (__local uint *)lmem;
+    __local ${RAW} *skey = (__local ${RAW} *)lmem;
+    __local uint *spay = (__local uint *)(skey + ${T});
+    __local uint start[257], gofs[256], wsum[${W}];
+    __local uint ticket;
+    if (t == 0u) ticket = lookback ? atomic_inc(&status[pass]) : get_group_id(0);
+    for (uint q = t; q < ${W * 256}u; q += ${L}u) cnt[q] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
-    // coalesced stores: neighbouring work-items, neighbouring places of one digit's run
+    const uint g = ticket, base = g * ${T}u, first = base + warp * ${32 * E}u + lane;
+    const uint valid = n > base ? min(${T}u, n - base) : 0u;
+    __global uint *words = lookback ? status + GA_STATUS_HEAD + (size_t)g * 256u : status;
+    const uint parity = (pass & 1u) << 29;
+    // this work-item's elements; digit 256 marks one past the end
 % for j in range(E):
-    {
-        const uint k = ${j * L}u + t;
-        if (k < valid) {
-            const ${RAW} r = skey[k];
-            const uint p = pay_mode ? spay[k] : 0u;
-            const uint at = gofs[ga_pass_digit(r, p, mode, src, shift, seg_n, 255u)] + k;
-            if (out_mode & 1u) kout[at] = r;
-            if (out_mode & 2u) pout[at] = p;
-            if (out_mode & 4u) iout[at] = (long)(p % seg_n);
-        }
+    ${RAW} r${j} = ${ZERO};
+    uint p${j} = first + ${32 * j}u, d${j} = 256u, k${j};
+    if (first + ${32 * j}u < n) {
+        r${j} = kin[first + ${32 * j}u];
+        if (pay_mode == 1u) p${j} = pin[first + ${32 * j}u];
+        d${j} = ga_pass_digit(r${j}, p${j}, mode, src, shift, seg_n, 255u);
     }
 % endfor
+    {  // ranks within the warp's elements of a digit (every lane takes part in each step)
+        __local uint *mine = cnt + warp * 256u;
+        const uint below = (1u << lane) - 1u;
+% for j in range(E):
+        {
+            const uint peers = ga_peers(d${j}), leader = 31u - clz(peers);
+            uint old = 0u;
+            if (lane == leader && d${j} < 256u) {
+                old = mine[d${j}];
+                mine[d${j}] = old + popcount(peers);
+            }
+            k${j} = ga_shfl_idx(old, leader) + popcount(peers & below);
+            GA_WARP_SYNC();
+        }
+% endfor
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    {  // exclusive scan of the counters in (digit, warp) order: work-item t takes entries
+       // 8t..8t+7 (entry c: digit c / ${W}, warp c % ${W}), warps scan by shuffles
+        uint own = 0u;
+        for (uint c = 8u * t; c < 8u * t + 8u; ++c) own += cnt[(c % ${W}u) * 256u + c / ${W}u];
+        uint run = own;
+        for (uint by = 1u; by < 32u; by <<= 1) {
+            const uint v = ga_shfl_up(run, by);
+            if (lane >= by) run += v;
+        }
+        if (lane == 31u) wsum[warp] = run;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        run -= own;
+        for (uint w = 0; w < warp; ++w) run += wsum[w];
+        if (t == ${L - 1}u) start[256] = run + own;
+        for (uint c = 8u * t; c < 8u * t + 8u; ++c) {
+            const uint at = (c % ${W}u) * 256u + c / ${W}u, v = cnt[at];
+            if (c % ${W}u == 0u) start[c / ${W}u] = run;
+            cnt[at] = run;
+            run += v;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lookback)  // the tile's counts: later tiles may be waiting for them
+        for (uint q = t; q < 256u; q += ${L}u)
+            atomic_xchg(&words[q], (g ? GA_AGG : GA_INC) | parity | (start[q + 1] - start[q]));
+% for j in range(E):
+    if (d${j} < 256u) k${j} += cnt[warp * 256u + d${j}];
+% endfor
+    barrier(CLK_LOCAL_MEM_FENCE);  // (the tile takes the counters' place)
+% for j in range(E):
+    if (d${j} < 256u) {
+        skey[k${j}] = r${j};
+        if (pay_mode) spay[k${j}] = p${j};
+    }
+% endfor
+${tile_places('(start[q + 1] - start[q])', 'start[q]')}\
+${tile_stores()}\
 }
+% endif
 
 // ---- short rows (row_len <= p2 <= ${ROWS_MAX}, p2 a power of two): a work-group per row, a
 // bitonic network in local memory on (key, index) pairs, which makes it stable; padding
