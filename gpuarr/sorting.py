@@ -167,13 +167,16 @@ def _device_geometry(device, devname, width, warp=False):
                      1 << (min(wg, 1024).bit_length() - 1), copies, rank)
 
 
-def _program(ctx, width):
-    """({kernel name: cl.Kernel}, _Geometry) of the sort program for `width`-bit elements."""
+def _program(ctx, width, digit=None):
+    """({kernel name: cl.Kernel}, _Geometry) of the sort program for `width`-bit elements;
+    with `digit` (a key mode, or 'row'), one whose passes take their digits that way only
+    (fewer instructions: the tile passes on GPUs that rank by warps)."""
     geo = _geometry(ctx, width)
-    key = ("sort", width, geo)
+    key = ("sort", width, geo, digit)
     entry = ctx.kernels.get(key)
     if entry is None:
-        program = build(ctx, render("sort.cl.mako", width=width, **geo._asdict()))
+        program = build(ctx, render("sort.cl.mako", width=width, digit=digit,
+                                    **geo._asdict()))
         kernels = {}
         for name, args in _ARGS.items():
             kernels[name] = Launcher(getattr(program, name),
@@ -300,8 +303,11 @@ class _Chain:
         common = [n, self.mode, p.shift, p.src, self.row_len, pay_mode, out_mode]
         bufs = (self.src_k, dst_k, self.src_p, dst_p, self.index)
         if self.tile:
-            _tile_pass(ctx, self.k, self.geo, self.scratch, self.launched, common, bufs,
-                       p.row, skip)
+            k = self.k
+            if self.geo.rank == "warp":
+                k = _program(ctx, 8 * self.flat.itemsize, "row" if p.src else self.mode)[0]
+            _tile_pass(ctx, k, self.geo, self.scratch, self.launched, common, bufs, p.row,
+                       skip)
         else:
             _serial_pass(ctx, self.k, self.geo, self.scratch, self.launched, common, bufs)
         self._undo = (self.src_k, self.src_p, dst_k, dst_p)

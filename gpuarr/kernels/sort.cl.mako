@@ -10,6 +10,8 @@
 ##   scan_local   the most work-items sort_scan and the unique kernels run with (power of two)
 ##   hist_copies  copies of the histogram in sort_hist_all's local memory (GPUs: fewer
 ##                work-items meet at one address)
+##   digit        None, or what every pass's digit is taken from: a key `mode` (0-3) or 'row'
+##                (the payload's row), fixed at build time
 ##   rank         how sort_onesweep ranks a tile: 'split' (two 4-bit splits, any device) or
 ##                'warp' (warps of 32 by inline PTX: NVIDIA, compute capability 7 and up;
 ##                width <= 64, tile_local a multiple of 32 up to 1024)
@@ -178,7 +180,13 @@ inline int ga_isnan(${KEY} k, uint mode)
 inline uint ga_pass_digit(${RAW} r, uint p, uint mode, uint src, uint shift, uint seg_n,
                           uint mask)
 {
+% if digit is None:
     return src ? ((p / seg_n) >> shift) & mask : ga_digit(ga_key(r, mode), shift, mask);
+% elif digit == 'row':
+    return ((p / seg_n) >> shift) & mask;
+% else:
+    return ga_digit(ga_key(r, ${digit}u), shift, mask);
+% endif
 }
 
 ## Exclusive scan over the work-group of the uint `own`: `out` (a declared uint) gets the sum
@@ -250,10 +258,17 @@ __kernel void sort_hist_all(const uint n, const uint chunk, const uint mode,
         }
     } else {
         __local uint *mine = h + (t % ${hist_copies}u) * ${KD * 256}u;
-        for (uint i = begin + t; i < end; i += L) {
-            const ${KEY} k = ga_key(kin[i], mode);
+        for (uint i = begin + t; i < end; i += 4u * L) {  // (four loads in flight)
+% for u in range(4):
+            const ${RAW} r${u} = i + ${u}u * L < end ? kin[i + ${u}u * L] : ${ZERO};
+% endfor
+% for u in range(4):
+            if (i + ${u}u * L < end) {
+                const ${KEY} k = ga_key(r${u}, mode);
 % for p in range(KD):
-            atomic_inc(&mine[${p * 256} + ga_digit(k, ${8 * p}u, 255u)]);
+                atomic_inc(&mine[${p * 256} + ga_digit(k, ${8 * p}u, 255u)]);
+% endfor
+            }
 % endfor
         }
     }
@@ -403,7 +418,7 @@ void sort_count_tile(const uint n, const uint mode, const uint shift, const uint
                 }
                 atomic_xchg(&words[q], GA_INC | parity | (prefix + ${count}));
             }
-            prefix += bases[base_row * 256u + q];
+            prefix += q == t ? tile_base : bases[base_row * 256u + q];
         } else {
             prefix = offsets[q * G + g];
         }
@@ -416,6 +431,9 @@ void sort_count_tile(const uint n, const uint mode, const uint shift, const uint
     // finds that digit the same in every element; every work-group then runs through with
     // an empty tile and writes nothing (no return: PoCL mishandles barriers after one)
     uint n = n_all;
+    // (read early: the look-back adds it at the end)
+    const uint tile_base = lookback && get_local_id(0) < 256u
+        ? bases[base_row * 256u + get_local_id(0)] : 0u;
     if (skip) {
         const uint d = ga_pass_digit(kin[0], 0u, mode, src, shift, seg_n, 255u);
         const uint at = base_row * 256u + d;
