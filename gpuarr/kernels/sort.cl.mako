@@ -461,7 +461,7 @@ void sort_onesweep(const uint n_all, const uint mode, const uint shift, const ui
             const uint at = gofs[ga_pass_digit(r, p, mode, src, shift, seg_n, 255u)] + k;
             if (out_mode & 1u) kout[at] = r;
             if (out_mode & 2u) pout[at] = p;
-            if (out_mode & 4u) iout[at] = (long)(p % seg_n);
+            if (out_mode & 4u) iout[at] = (long)(p < seg_n ? p : p % seg_n);
         }
     }
 % endfor
@@ -614,11 +614,11 @@ inline uint ga_ballot(const uint x)
                  : "=r"(r) : "r"(x));
     return r;
 }
-// the lanes whose x (9 bits) equals this lane's: a ballot per bit (match.any is slower)
+// the lanes whose x (8 bits) equals this lane's: a ballot per bit (match.any is slower)
 inline uint ga_peers(const uint x)
 {
     uint peers = ~0u;
-% for b in range(9):
+% for b in range(8):
     { const uint m = ga_ballot(x & ${1 << b}u); peers &= (x & ${1 << b}u) ? m : ~m; }
 % endfor
     return peers;
@@ -661,10 +661,11 @@ ${skip_if_constant()}\
     const uint valid = n > base ? min(${T}u, n - base) : 0u;
     __global uint *words = lookback ? status + GA_STATUS_HEAD + (size_t)g * 256u : status;
     const uint parity = (pass & 1u) << 29;
-    // this work-item's elements; digit 256 marks one past the end
+    // this work-item's elements; those past the end take digit 255: ranked after the tile's
+    // elements, never stored, and their count read by no later tile
 % for j in range(E):
     ${RAW} r${j} = ${ZERO};
-    uint p${j} = first + ${32 * j}u, d${j} = 256u, k${j};
+    uint p${j} = first + ${32 * j}u, d${j} = 255u, k${j};
     if (first + ${32 * j}u < n) {
         r${j} = kin[first + ${32 * j}u];
         if (pay_mode == 1u) p${j} = pin[first + ${32 * j}u];
@@ -678,7 +679,7 @@ ${skip_if_constant()}\
         {
             const uint peers = ga_peers(d${j}), leader = 31u - clz(peers);
             uint old = 0u;
-            if (lane == leader && d${j} < 256u) {
+            if (lane == leader) {
                 old = mine[d${j}];
                 mine[d${j}] = old + popcount(peers);
             }
@@ -714,14 +715,12 @@ ${skip_if_constant()}\
         for (uint q = t; q < 256u; q += ${L}u)
             atomic_xchg(&words[q], (g ? GA_AGG : GA_INC) | parity | (start[q + 1] - start[q]));
 % for j in range(E):
-    if (d${j} < 256u) k${j} += cnt[warp * 256u + d${j}];
+    k${j} += cnt[warp * 256u + d${j}];
 % endfor
     barrier(CLK_LOCAL_MEM_FENCE);  // (the tile takes the counters' place)
 % for j in range(E):
-    if (d${j} < 256u) {
-        skey[k${j}] = r${j};
-        if (pay_mode) spay[k${j}] = p${j};
-    }
+    skey[k${j}] = r${j};
+    if (pay_mode) spay[k${j}] = p${j};
 % endfor
 ${tile_places('(start[q + 1] - start[q])', 'start[q]')}\
 ${tile_stores()}\
