@@ -50,6 +50,9 @@ _ROWS_MAX = 2048
 _MAX_N = 2**31 - 1  # uint index arithmetic in the kernels, with room for the last chunk
 _LOOKBACK_N = 2**29  # look-back words hold counts below this (kernels/sort.cl.mako)
 _STATUS_HEAD = 32  # the tile counters before the look-back words (one per pass)
+# sort_search_sampled (kernels/sort.cl.mako): work-items, queries each, samples of a (at
+# most; taken from a's length up, four times that)
+_SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES = 256, 4, 1024
 # GPUs with warps of 32 and inline PTX (NVIDIA, compute capability 7 and up): tiles ranked by
 # warps (kernels/sort.cl.mako, rank='warp'), where a probe sort gets numpy's result.
 WARP_RANK = True
@@ -70,6 +73,7 @@ _ARGS = {
     "sort_rows": "uuuuuBBB",
     "sort_index": "uuuBB",
     "sort_search": "uuuuuBBBBB",
+    "sort_search_sampled": "uuuuBBB",
     "unique_count": "uuuuBB",
     "unique_write": "uuuuuBBBBBBB",
     "unique_counts": "uuBB",
@@ -648,6 +652,13 @@ def searchsorted(a, v, side="left", sorter=None):
     flat_v = _dense(v.view(raw_dt)).reshape(-1)
     err = None if sorter is None else _temp(ctx, 1, np.uint32).fill(0)
     k = _program(ctx, 8 * dt.itemsize)[0]
+    if sorter is None and n >= 4 * _SEARCH_SAMPLES and m and \
+            ctx.device.cl_device.max_work_group_size >= _SEARCH_LOCAL:
+        per = _SEARCH_LOCAL * _SEARCH_QUERIES
+        _launch(ctx, k["sort_search_sampled"], -(-m // per) * _SEARCH_LOCAL, _SEARCH_LOCAL,
+                [m, n, _MODES[dt.kind], int(side == "right"), flat_a.storage, flat_v.storage,
+                 out.storage], (flat_a, flat_v), (out,))
+        return out
     local = ctx.local_size
     _launch(ctx, k["sort_search"], _round_up(items, local), local,
             [m, n, _MODES[dt.kind], int(side == "right"), int(sorter is not None),

@@ -318,6 +318,23 @@ def test_searchsorted(ctx, dtype):
     assert ga.searchsorted(g_sorted, g_v[:0]).shape == (0, 25)
 
 
+@pytest.mark.parametrize("n", [4096, 9001], ids=lambda n: f"n{n}")
+@pytest.mark.parametrize("dtype", [np.int16, np.float32, np.int64, np.complex128],
+                         ids=lambda d: np.dtype(d).name)
+def test_searchsorted_sampled(ctx, dtype, n):
+    """Long sorted arrays (samples in local memory take the first steps): repeated values,
+    NaNs at the end, queries equal to sampled elements, a query count that fills no
+    work-group."""
+    if np.dtype(dtype) == np.complex128 and not ctx.fp64:
+        pytest.skip("no fp64")
+    a = np.sort(_data(dtype, n, seed=2))
+    v = np.concatenate([_data(dtype, 1500, seed=9), a[::97], a[-3:]])
+    g_a, g_v = ga.asarray(a, context=ctx), ga.asarray(v, context=ctx)
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(ga.searchsorted(g_a, g_v, side=side).get(),
+                                      np.searchsorted(a, v, side=side))
+
+
 def test_searchsorted_promotion_and_errors(ctx):
     host = np.arange(-3, 4, dtype=np.int8)
     a = ga.asarray(host, context=ctx)

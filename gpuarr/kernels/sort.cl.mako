@@ -49,6 +49,8 @@
 ##   sort_rows        short rows whole in local memory, a work-group each
 ##   sort_index       payload -> int64 position in its row (when no pass ran)
 ##   sort_search      searchsorted, a work-item per query
+##   sort_search_sampled  searchsorted of long arrays without a sorter: samples of a in
+##                    local memory take each search's first steps
 ##   unique_count, unique_write, unique_counts  unique on sorted keys: new values counted
 ##                    per group, the counts scanned (sort_scan), the values, first indices,
 ##                    inverse and run starts written; counts from the starts
@@ -75,6 +77,8 @@
     ZERO = '(ulong2)(0, 0)' if width == 128 else '0'
     KEY_MAX = {8: '0xffffffffu', 16: '0xffffffffu', 32: '0xffffffffu', 64: '0xffffffffffffffffUL',
                128: '(ulong2)(~0UL, ~0UL)'}[width]
+    SEARCH_LOCAL, SEARCH_QUERIES = 256, 4
+    SEARCH_SAMPLES = 512 if width == 128 else 1024
     # vector loads of a work-item's consecutive elements in the tile kernels
     VEC = E in (2, 4, 8, 16) and width <= 64
     LB = 8  # look-back: earlier tiles' words read at once
@@ -802,6 +806,59 @@ __kernel void sort_search(const uint m, const uint n, const uint mode, const uin
         }
     }
     out[i] = (long)lo;
+}
+
+// ---- searchsorted without a sorter, n >= ${SEARCH_SAMPLES}: a work-group of ${SEARCH_LOCAL} reads the keys at
+// positions j * n / ${SEARCH_SAMPLES} into local memory and places each of its queries among them
+// there, leaving a's stretch between two samples to search; work-item t takes queries
+// (group * ${SEARCH_QUERIES} + q) * ${SEARCH_LOCAL} + t, their searches interleaved (loads in flight together)
+__kernel __attribute__((reqd_work_group_size(${SEARCH_LOCAL}, 1, 1)))
+void sort_search_sampled(const uint m, const uint n, const uint mode, const uint right,
+                         __global const ${RAW} *a, __global const ${RAW} *v,
+                         __global long *out)
+{
+    __local ${KEY} sample[${SEARCH_SAMPLES}];
+    const uint t = get_local_id(0);
+    for (uint j = t; j < ${SEARCH_SAMPLES}u; j += ${SEARCH_LOCAL}u)
+        sample[j] = ga_key(a[(uint)((ulong)j * n / ${SEARCH_SAMPLES}u)], mode);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // before(x): x goes before the query (left: x < query; right: x <= query)
+% for q in range(SEARCH_QUERIES):
+    const uint i${q} = (get_group_id(0) * ${SEARCH_QUERIES}u + ${q}u) * ${SEARCH_LOCAL}u + t;
+    const ${KEY} kv${q} = ga_key(v[min(i${q}, m - 1u)], mode);
+    uint lo${q}, len${q};
+    {
+        uint jlo = 0u, jhi = ${SEARCH_SAMPLES}u;  // samples that go before: [0, jlo)
+        while (jlo < jhi) {
+            const uint mid = (jlo + jhi) / 2u;
+            const ${KEY} x = sample[mid];
+            if (right ? !ga_less(kv${q}, x) : ga_less(x, kv${q})) jlo = mid + 1u;
+            else jhi = mid;
+        }
+        lo${q} = jlo ? (uint)((ulong)(jlo - 1u) * n / ${SEARCH_SAMPLES}u) + 1u : 0u;
+        len${q} = (jlo < ${SEARCH_SAMPLES}u ? (uint)((ulong)jlo * n / ${SEARCH_SAMPLES}u) : n) - lo${q};
+    }
+% endfor
+    while (${' || '.join('len%d' % q for q in range(SEARCH_QUERIES))}) {
+% for q in range(SEARCH_QUERIES):
+        const ${RAW} r${q} = len${q} ? a[lo${q} + len${q} / 2u] : ${ZERO};
+% endfor
+% for q in range(SEARCH_QUERIES):
+        if (len${q}) {
+            const uint below = len${q} / 2u;
+            const ${KEY} x = ga_key(r${q}, mode);
+            if (right ? !ga_less(kv${q}, x) : ga_less(x, kv${q})) {
+                lo${q} += below + 1u;
+                len${q} -= below + 1u;
+            } else {
+                len${q} = below;
+            }
+        }
+% endfor
+    }
+% for q in range(SEARCH_QUERIES):
+    if (i${q} < m) out[i${q}] = (long)lo${q};
+% endfor
 }
 
 // ---- unique on sorted s. Work-item t of group g takes the `per` elements from
