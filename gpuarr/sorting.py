@@ -50,8 +50,8 @@ _ROWS_MAX = 2048
 _MAX_N = 2**31 - 1  # uint index arithmetic in the kernels, with room for the last chunk
 _LOOKBACK_N = 2**29  # look-back words hold counts below this (kernels/sort.cl.mako)
 _STATUS_HEAD = 32  # the tile counters before the look-back words (one per pass)
-# sort_search_sampled (kernels/sort.cl.mako): work-items, queries each, samples of a (at
-# most; taken from a's length up, four times that)
+# sort_search_sampled: work-items, queries per work-item, samples of a (half for 128-bit
+# elements); it searches arrays of 4 x _SEARCH_SAMPLES elements and more
 _SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES = 256, 4, 1024
 # GPUs with warps of 32 and inline PTX (NVIDIA, compute capability 7 and up): tiles ranked by
 # warps (kernels/sort.cl.mako, rank='warp'), where a probe sort gets numpy's result.
@@ -158,7 +158,7 @@ def _device_geometry(device, devname, width, warp=False):
     rank = "split"
     if warp:  # counters (8 a work-item) and then the tile share local memory
         tile_local, most = _WARP_TILE[width]
-        fixed = 4 * (257 + 256 + 32 + 1)
+        fixed = 4 * (257 + 256 + 32 + 1)  # run starts, global offsets, warp sums, ticket
         items = max(i for i in range(1, most + 1) if fixed + max(
             32 * tile_local, tile_local * i * (raw_bytes + 4)) <= min(local_mem, 49152))
         rank = "warp"
@@ -180,6 +180,7 @@ def _program(ctx, width, digit=None):
     entry = ctx.kernels.get(key)
     if entry is None:
         program = build(ctx, render("sort.cl.mako", width=width, digit=digit,
+                                    search=(_SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES),
                                     **geo._asdict()))
         kernels = {}
         for name, args in _ARGS.items():
@@ -288,6 +289,7 @@ class _Chain:
         self.last = False  # whether the last one wrote the final outputs
         self.src_k, self.src_p, self.index = flat, None, None
         self.spare_k, self.spare_p = [], []
+        self._undo = None  # what `skipped` restores
 
     def step(self, p, last, want_index, want_values, skip=0):
         """Run pass `p` (the last: it writes what was asked for). With `skip`, the pass

@@ -10,6 +10,7 @@
 ##   scan_local   the most work-items sort_scan and the unique kernels run with (power of two)
 ##   hist_copies  copies of the histogram in sort_hist_all's local memory (GPUs: fewer
 ##                work-items meet at one address)
+##   search       (work-items, queries per work-item, samples) of sort_search_sampled
 ##   digit        None, or what every pass's digit is taken from: a key `mode` (0-3) or 'row'
 ##                (the payload's row), fixed at build time
 ##   rank         how sort_onesweep ranks a tile: 'split' (two 4-bit splits, any device) or
@@ -77,8 +78,8 @@
     ZERO = '(ulong2)(0, 0)' if width == 128 else '0'
     KEY_MAX = {8: '0xffffffffu', 16: '0xffffffffu', 32: '0xffffffffu', 64: '0xffffffffffffffffUL',
                128: '(ulong2)(~0UL, ~0UL)'}[width]
-    SEARCH_LOCAL, SEARCH_QUERIES = 256, 4
-    SEARCH_SAMPLES = 512 if width == 128 else 1024
+    SEARCH_LOCAL, SEARCH_QUERIES, SEARCH_SAMPLES = search
+    SEARCH_SAMPLES = SEARCH_SAMPLES // 2 if width == 128 else SEARCH_SAMPLES
     # vector loads of a work-item's consecutive elements in the tile kernels
     VEC = E in (2, 4, 8, 16) and width <= 64
     LB = 8  # look-back: earlier tiles' words read at once
@@ -422,7 +423,7 @@ void sort_count_tile(const uint n, const uint mode, const uint shift, const uint
                 }
                 atomic_xchg(&words[q], GA_INC | parity | (prefix + ${count}));
             }
-            prefix += q == t ? tile_base : bases[base_row * 256u + q];
+            prefix += bases[base_row * 256u + q];
         } else {
             prefix = offsets[q * G + g];
         }
@@ -435,9 +436,6 @@ void sort_count_tile(const uint n, const uint mode, const uint shift, const uint
     // finds that digit the same in every element; every work-group then runs through with
     // an empty tile and writes nothing (no return: PoCL mishandles barriers after one)
     uint n = n_all;
-    // (read early: the look-back adds it at the end)
-    const uint tile_base = lookback && get_local_id(0) < 256u
-        ? bases[base_row * 256u + get_local_id(0)] : 0u;
     if (skip) {
         const uint d = ga_pass_digit(kin[0], 0u, mode, src, shift, seg_n, 255u);
         const uint at = base_row * 256u + d;
