@@ -56,6 +56,8 @@ _SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES = 256, 4, 1024
 # GPUs with warps of 32 and inline PTX (NVIDIA, compute capability 7 and up): tiles ranked by
 # warps (kernels/sort.cl.mako, rank='warp'), where a probe sort gets numpy's result.
 WARP_RANK = True
+# tests: the warp-ranked tiles on any device, the warps' exchanges through local memory
+WARP_EMULATED = False
 # element width -> (work-items, most elements per work-item) of the warp-ranked tiles; the
 # elements are bounded by 48 KiB of local memory too
 _WARP_TILE = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 7)}
@@ -108,8 +110,8 @@ class _Geometry(NamedTuple):
 def _geometry(ctx, width):
     """The work-group shapes for `width`-bit elements: the largest that fit the device's
     work-group size and local memory (tiles of 256 x 16 elements, rows of 2048 at most)."""
-    warp = width in _WARP_TILE and _warp_rank(ctx)
-    return _device_geometry(ctx.device.cl_device, ctx.devname, width, warp)
+    warp = width in _WARP_TILE and (WARP_EMULATED or _warp_rank(ctx))
+    return _device_geometry(ctx.device.cl_device, ctx.devname, width, warp, WARP_EMULATED)
 
 
 def _warp_rank(ctx):
@@ -133,7 +135,7 @@ def _warp_rank(ctx):
 
 
 @functools.lru_cache(maxsize=64)
-def _device_geometry(device, devname, width, warp=False):
+def _device_geometry(device, devname, width, warp=False, emulated=False):
     # (cached per cl.Device, not per Context: the cache must not keep a context alive)
     local_mem, wg = device.local_mem_size, device.max_work_group_size
     local = 1 << (min(wg, 256).bit_length() - 1)
@@ -159,9 +161,10 @@ def _device_geometry(device, devname, width, warp=False):
     if warp:  # counters (8 a work-item) and then the tile share local memory
         tile_local, most = _WARP_TILE[width]
         fixed = 4 * (257 + 256 + 32 + 1)  # run starts, global offsets, warp sums, ticket
+        fixed += 4 * tile_local if emulated else 0  # the lanes' exchange
         items = max(i for i in range(1, most + 1) if fixed + max(
             32 * tile_local, tile_local * i * (raw_bytes + 4)) <= min(local_mem, 49152))
-        rank = "warp"
+        rank = "warp-emulated" if emulated else "warp"
     rows_max = _ROWS_MAX
     while rows_max > 64 and rows_max * (key_bytes + 2) > local_mem:
         rows_max //= 2

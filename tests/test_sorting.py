@@ -113,6 +113,33 @@ def test_tile_kernels(ctx, monkeypatch, dtype, lookback):
         _check_sorted(ga.sort(g), ga.argsort(g), host)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.int64, np.complex64],
+                         ids=lambda d: np.dtype(d).name)
+def test_warp_ranked_tiles(ctx, monkeypatch, dtype):
+    """The tiles NVIDIA GPUs rank by warps (ballots, per-warp counters, one scan), their
+    warps emulated through local memory: sizes around the tile, both digit paths of the
+    first pass (a low digit that varies, one that does not), rows."""
+    if np.dtype(dtype) == np.complex64 and not ctx.fp64:
+        pytest.skip("no fp64")
+    monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
+    monkeypatch.setattr(sorting, "WARP_EMULATED", True)
+    monkeypatch.setattr(sorting, "_rows_limit", lambda c, rows: 0)
+    geo = sorting._geometry(ctx, 8 * np.dtype(dtype).itemsize)
+    assert geo.rank == "warp-emulated"
+    tile = geo.tile_local * geo.tile_items
+    for n in (2, tile - 1, tile + 1, 3 * tile + 5):
+        host = _data(dtype, n, seed=4)
+        g = ga.asarray(host, context=ctx)
+        _check_sorted(ga.sort(g), ga.argsort(g), host)
+    if np.dtype(dtype).kind == "i":  # the low digit the same everywhere: the first pass skips
+        host = _data(dtype, 2 * tile + 3, seed=6) << 8
+        g = ga.asarray(host, context=ctx)
+        _check_sorted(ga.sort(g), ga.argsort(g), host)
+    host = _data(dtype, 7 * 301, seed=8).reshape(7, 301)
+    g = ga.asarray(host, context=ctx)
+    _check_sorted(ga.sort(g, axis=0), ga.argsort(g, axis=0), host, axis=0)
+
+
 def test_lookback_under_load(ctx, monkeypatch):
     """Many tiles in flight at once on every compute unit: each waits on earlier ones."""
     monkeypatch.setattr(sorting, "_variant", lambda c: "tile")

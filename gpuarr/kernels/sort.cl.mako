@@ -15,7 +15,8 @@
 ##                (the payload's row), fixed at build time
 ##   rank         how sort_onesweep ranks a tile: 'split' (two 4-bit splits, any device) or
 ##                'warp' (warps of 32 by inline PTX: NVIDIA, compute capability 7 and up;
-##                width <= 64, tile_local a multiple of 32 up to 1024)
+##                width <= 64, tile_local a multiple of 32 up to 1024); 'warp-emulated'
+##                (the same with the warps' exchanges through local memory: tests)
 ## Runtime arguments shared by the kernels:
 ##   mode      0 unsigned (bool too), 1 signed, 2 IEEE float, 3 complex (64: complex64, 128:
 ##             complex128); keys follow numpy's order: NaNs last (all NaNs one key), -0.0 ==
@@ -609,29 +610,54 @@ ${tile_stores()}\
 // lane's rank among the warp's elements of its digit is the old count plus the lanes below
 // it. One scan of the counters in (digit, warp) order then gives every element its place in
 // the tile (stable: warps and items in element order); six barriers a pass.
-inline uint ga_ballot(const uint x)
+% if rank == 'warp-emulated':
+// (tests, on any device: a warp's exchanges go through local memory `lanes`, every
+// work-item of the work-group taking part in each; the kernel calls them unconditionally)
+#define GA_LANES lanes
+inline uint ga_ballot(const uint x, __local uint *lanes)
+{
+    const uint t = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    lanes[t] = x != 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint m = 0u;
+    for (uint l = 0; l < 32u; ++l) m |= lanes[(t & ~31u) + l] << l;
+    return m;
+}
+inline uint ga_shfl_idx(const uint x, const uint lane, __local uint *lanes)
+{
+    const uint t = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    lanes[t] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return lanes[(t & ~31u) + lane];
+}
+inline uint ga_shfl_up(const uint x, const uint by, __local uint *lanes)
+{
+    const uint t = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    lanes[t] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return (t & 31u) >= by ? lanes[t - by] : x;
+}
+#define GA_WARP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+#define ga_poll(p) atomic_or((p), 0u)
+% else:
+#define GA_LANES 0
+inline uint ga_ballot(const uint x, __local uint *lanes)
 {
     uint r;
     asm volatile("{ .reg .pred q; setp.ne.u32 q, %1, 0; vote.sync.ballot.b32 %0, q, 0xffffffff; }"
                  : "=r"(r) : "r"(x));
     return r;
 }
-// the lanes whose x (8 bits) equals this lane's: a ballot per bit (match.any is slower)
-inline uint ga_peers(const uint x)
-{
-    uint peers = ~0u;
-% for b in range(8):
-    { const uint m = ga_ballot(x & ${1 << b}u); peers &= (x & ${1 << b}u) ? m : ~m; }
-% endfor
-    return peers;
-}
-inline uint ga_shfl_idx(const uint x, const uint lane)
+inline uint ga_shfl_idx(const uint x, const uint lane, __local uint *lanes)
 {
     uint r;
     asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(x), "r"(lane));
     return r;
 }
-inline uint ga_shfl_up(const uint x, const uint by)
+inline uint ga_shfl_up(const uint x, const uint by, __local uint *lanes)
 {
     uint r;
     asm volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;" : "=r"(r) : "r"(x), "r"(by));
@@ -645,6 +671,16 @@ inline uint ga_poll(__global uint *p)
     asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(r) : "l"(p) : "memory");
     return r;
 }
+% endif
+// the lanes whose x (8 bits) equals this lane's: a ballot per bit (match.any is slower)
+inline uint ga_peers(const uint x, __local uint *lanes)
+{
+    uint peers = ~0u;
+% for b in range(8):
+    { const uint m = ga_ballot(x & ${1 << b}u, lanes); peers &= (x & ${1 << b}u) ? m : ~m; }
+% endfor
+    return peers;
+}
 
 ${onesweep_signature()}
 {
@@ -656,6 +692,9 @@ ${skip_if_constant()}\
     __local uint *spay = (__local uint *)(skey + ${T});
     __local uint start[257], gofs[256], wsum[${W}];
     __local uint ticket;
+% if rank == 'warp-emulated':
+    __local uint lanes[${L}];
+% endif
     if (t == 0u) ticket = lookback ? atomic_inc(&status[pass]) : get_group_id(0);
     for (uint q = t; q < ${W * 256}u; q += ${L}u) cnt[q] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -679,13 +718,13 @@ ${skip_if_constant()}\
         const uint below = (1u << lane) - 1u;
 % for j in range(E):
         {
-            const uint peers = ga_peers(d${j}), leader = 31u - clz(peers);
+            const uint peers = ga_peers(d${j}, GA_LANES), leader = 31u - clz(peers);
             uint old = 0u;
             if (lane == leader) {
                 old = mine[d${j}];
                 mine[d${j}] = old + popcount(peers);
             }
-            k${j} = ga_shfl_idx(old, leader) + popcount(peers & below);
+            k${j} = ga_shfl_idx(old, leader, GA_LANES) + popcount(peers & below);
             GA_WARP_SYNC();
         }
 % endfor
@@ -696,10 +735,9 @@ ${skip_if_constant()}\
         uint own = 0u;
         for (uint c = 8u * t; c < 8u * t + 8u; ++c) own += cnt[(c % ${W}u) * 256u + c / ${W}u];
         uint run = own;
-        for (uint by = 1u; by < 32u; by <<= 1) {
-            const uint v = ga_shfl_up(run, by);
-            if (lane >= by) run += v;
-        }
+% for by in (1, 2, 4, 8, 16):
+        run += ga_shfl_up(run, ${by}u, GA_LANES) * (lane >= ${by}u);
+% endfor
         if (lane == 31u) wsum[warp] = run;
         barrier(CLK_LOCAL_MEM_FENCE);
         run -= own;

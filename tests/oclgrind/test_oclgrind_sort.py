@@ -1,9 +1,10 @@
 """The sorting family's kernels under Oclgrind (see conftest.py; .ci/run's Oclgrind step):
 the one-sweep passes with decoupled look-back (Oclgrind's device is a GPU, so they are its
-default), the same passes by reduce-then-scan, the CPU's serial passes, unique, searchsorted
-and the row gather. Sizes reach several tiles, a ragged last tile, skipped digits and the
-row passes; Oclgrind runs work-groups one at a time, so a look-back never waits there, but
-every access to the look-back words is checked (they are atomics: no race to report)."""
+default; also ranked by emulated warps, as on NVIDIA), the same passes by reduce-then-scan,
+the CPU's serial passes, unique, searchsorted and the row gather. Sizes reach several tiles,
+a ragged last tile, skipped digits and the row passes; Oclgrind runs work-groups one at a
+time, so a look-back never waits there, but every access to the look-back words is checked
+(they are atomics: no race to report)."""
 
 import dataclasses
 
@@ -35,6 +36,17 @@ def test_sort_passes(ctx, sort_path):
     u = (RNG.integers(0, 1 << 20, 2100) << 24).astype(np.uint64)  # 3 of 8 digits vary
     np.testing.assert_array_equal(ga.argsort(ga.asarray(u, context=ctx)).get(),
                                   np.argsort(u, kind="stable"))
+
+
+def test_warp_ranked_tiles(ctx, monkeypatch):
+    # NVIDIA's ranking by warps, the warps emulated through local memory: counters and the
+    # tile share one buffer; a ragged second tile (tiles of 512 x 6 here)
+    monkeypatch.setattr(sorting, "WARP_EMULATED", True)
+    assert sorting._geometry(ctx, 32).rank == "warp-emulated"
+    h = np.round(RNG.standard_normal(3077) * 100).astype(np.float32)
+    h[::7] = np.nan
+    np.testing.assert_array_equal(ga.argsort(ga.asarray(h, context=ctx)).get(),
+                                  np.argsort(h, kind="stable"))
 
 
 def test_row_passes_and_unique(ctx, sort_path, monkeypatch):
