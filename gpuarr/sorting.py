@@ -25,6 +25,7 @@ writes every output in one more pass.
 
 import functools
 import numbers
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -117,21 +118,34 @@ def _geometry(ctx, width):
 def _warp_rank(ctx):
     """Whether sort_onesweep ranks tiles by warps on ctx: WARP_RANK, an NVIDIA GPU of compute
     capability 7 or later, and a probe argsort through it equal to numpy's (once per
-    context; any failure, such as a driver without inline PTX, means no)."""
+    context; any failure, such as a driver without inline PTX, means no). Other threads
+    wait for the probe's verdict; only the probe's own sort ranks by warps before it."""
     key = ("sort_warp_rank", WARP_RANK)
-    if key not in ctx.state:
-        cc = ctx.device.nv_capability
-        ctx.state[key] = ok = bool(WARP_RANK and cc and cc[0] >= 7)
-        if ok:  # (the probe sorts through the warp-ranked kernels: the state says so)
-            keys = np.random.default_rng(7).integers(0, 2**32, 40009, dtype=np.uint32)
-            keys[::3] &= 0x0f0f
-            try:
-                ok = np.array_equal(argsort(to_device(keys, ctx)).get(),
-                                    np.argsort(keys, kind="stable"))
-            except Exception:
-                ok = False
+    if key in ctx.state:
+        return ctx.state[key]
+    if getattr(_probing, "ctx", None) is ctx:
+        return True
+    with _PROBE_LOCK:
+        if key not in ctx.state:
+            cc = ctx.device.nv_capability
+            ok = bool(WARP_RANK and cc and cc[0] >= 7)
+            if ok:
+                keys = np.random.default_rng(7).integers(0, 2**32, 40009, dtype=np.uint32)
+                keys[::3] &= 0x0f0f
+                _probing.ctx = ctx
+                try:
+                    ok = np.array_equal(argsort(to_device(keys, ctx)).get(),
+                                        np.argsort(keys, kind="stable"))
+                except Exception:
+                    ok = False
+                finally:
+                    _probing.ctx = None
             ctx.state[key] = ok
     return ctx.state[key]
+
+
+_PROBE_LOCK = threading.Lock()
+_probing = threading.local()  # .ctx: the context whose probe sort this thread runs
 
 
 @functools.lru_cache(maxsize=64)

@@ -140,6 +140,21 @@ def test_warp_ranked_tiles(ctx, monkeypatch, dtype):
     _check_sorted(ga.sort(g, axis=0), ga.argsort(g, axis=0), host, axis=0)
 
 
+def test_warp_rank_probe_falls_back(ctx, monkeypatch):
+    """A device that claims NVIDIA's warps but cannot build or run the PTX kernels (here the
+    test device itself) fails the probe once and keeps sorting with the split ranking."""
+    cls = type(ctx.device)
+    monkeypatch.setattr(cls, "nv_capability", property(lambda self: (9, 0)))
+    monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
+    monkeypatch.setitem(ctx.state, ("sort_warp_rank", sorting.WARP_RANK), None)
+    del ctx.state[("sort_warp_rank", sorting.WARP_RANK)]
+    assert sorting._geometry(ctx, 32).rank == "split"
+    assert ctx.state[("sort_warp_rank", sorting.WARP_RANK)] is False
+    host = _data(np.float32, 9000, seed=3)
+    g = ga.asarray(host, context=ctx)
+    _check_sorted(ga.sort(g), ga.argsort(g), host)
+
+
 def test_lookback_under_load(ctx, monkeypatch):
     """Many tiles in flight at once on every compute unit: each waits on earlier ones."""
     monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
