@@ -146,6 +146,7 @@ def test_warp_rank_probe_falls_back(ctx, monkeypatch):
     cls = type(ctx.device)
     monkeypatch.setattr(cls, "nv_capability", property(lambda self: (9, 0)))
     monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
+    # (no verdict yet; monkeypatch puts back whatever the context held before)
     monkeypatch.setitem(ctx.state, ("sort_warp_rank", sorting.WARP_RANK), None)
     del ctx.state[("sort_warp_rank", sorting.WARP_RANK)]
     assert sorting._geometry(ctx, 32).rank == "split"
