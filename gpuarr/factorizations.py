@@ -29,8 +29,9 @@ from .launch import enqueue
 from .reduction import device_class
 from .ufuncs import UFUNCS
 
-__all__ = ["apply_block", "block_size", "geqrf", "getrf", "getri", "getrs", "identity",
-           "jacobi_max", "laswp", "orgqr", "potrf", "syevj", "syrk_lower", "trsm"]
+__all__ = ["apply_block", "block_size", "gauss_jordan_fits", "geqrf", "getrf", "getri",
+           "getrs", "identity", "inverse", "jacobi_max", "laswp", "orgqr", "potrf", "syevj",
+           "syrk_lower", "trsm"]
 
 # Block sizes (Cholesky's diagonal blocks, LU's and QR's panel widths) by device class;
 # matrices up to this size take one launch. GPUs: at most what potrf_leaf's local memory
@@ -90,6 +91,13 @@ GRID_RHS = 16
 GRID_BYTES = 40960
 # False: no kernel whose work-groups wait on each other (getrf_panel, GEMM-based solves).
 GRID = True
+# Inverses of matrices up to this size (a batch, or one) by one launch of getri_gj
+# (Gauss-Jordan, a row a work-item in registers, GJ_LOCAL work-items a work-group holding
+# several matrices) rather than getrf and getrs; CPUs keep those (one work-item a matrix).
+GJ_MAX = {"gpu": 32, "cpu": 0}
+GJ_LOCAL = 128
+# Row lengths of getri_gj's builds (work-items a matrix): the smallest that holds n.
+GJ_ROWS = (8, 16, 32)
 # Hermitian eigenproblems up to this size run cyclic Jacobi on the device (one work-item per
 # matrix), larger ones numpy's LAPACK on the host. CPU: measured against numpy (0.5-2x at
 # 8-32); GPU: unmeasured, kept small (a work-item's matrix should stay in cache).
@@ -118,7 +126,8 @@ _TYPES = {"potrf_leaf": [_I32] * 3 + _MAT * 3 + [None],
           "getrf_grid": [_I32] * 5 + _MAT + _PIV + [None] * 3,
           "geqrf_grid": [_I32] * 4 + _MAT * 3 + _PIV + [None] * 3,
           "trsm_grid": [_I32] * 4 + _MAT * 4 + [None] * 2,
-          "geqrf_panel": [_I32] * 3 + _MAT * 3 + _PIV}
+          "geqrf_panel": [_I32] * 3 + _MAT * 3 + _PIV,
+          "getri_gj": [_I32] * 2 + _MAT * 2 + [None]}
 
 
 def block_size(ctx):
@@ -712,6 +721,41 @@ def getri(lu, piv):
     _trtri_unit_lower(lu, x)
     trsm(lu, x, lower=False)
     return _permuted(x, piv, by_cols=True, reverse=True)
+
+
+def gauss_jordan_fits(ctx, n):
+    """Whether `inverse` takes n x n matrices on this device."""
+    return 0 < n <= GJ_MAX[device_class(ctx)]
+
+
+def inverse(a, info):
+    """A new C-contiguous (p, n, n) array of the inverses of the (p, n, n) array `a` (any
+    strides; n <= the largest of GJ_ROWS) by one launch of getri_gj; info[b] = k + 1 where
+    getrf would find its first zero pivot U[k, k] (that matrix's result is not finite)."""
+    p, n, _ = a.shape
+    ctx = a.context
+    x = empty((p, n, n), a.dtype, context=ctx)
+    if p == 0 or n == 0:
+        return x
+    nm = next(r for r in GJ_ROWS if r >= n)
+    item = a.dtype.itemsize
+    room = ctx.device.cl_device.local_mem_size - 512
+    ls = max(GJ_LOCAL, nm)
+    while ls > nm and ls // nm * nm * ((nm + 2) * item + 8) > room:
+        ls //= 2
+    unroll = PANEL_UNROLL
+    if unroll is None:
+        unroll = "Portable Computing Language" not in ctx.device.platform
+    key = ("linalg-gj", a.dtype.name, ls, nm, bool(unroll))
+    kernel = ctx.kernels.get(key)
+    if kernel is None:
+        program = get_program(ctx, key, "linalg.cl.mako", dtype=a.dtype.name, ls=ls,
+                              part="getri_gj", nm=nm, unroll=bool(unroll))
+        kernel = kernel_from(ctx, key, program, "getri_gj", _TYPES["getri_gj"])
+    per_group = ls // nm
+    enqueue(ctx, kernel, (-(-p // per_group) * ls,), (ls,),
+            [p, n, *_mat(a), *_mat(x), info.storage], (a.storage,), (x.storage, info.storage))
+    return x
 
 
 # ---------------------------------------------------------------- eigenvalues

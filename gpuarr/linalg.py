@@ -345,11 +345,19 @@ def solve(x1, x2, /):
 
 
 def inv(x, /):
-    """The inverse of each square matrix (LU with partial pivoting, then LAPACK's getri)."""
-    lu, piv, info, batch, _ = _lu(x, "inv")
+    """The inverse of each square matrix: small ones (factorizations.GJ_MAX) by Gauss-Jordan
+    with partial pivoting in one launch, larger ones by LU, then LAPACK's getri."""
+    x, dt = _stack(x, "inv")
+    batch, n = x.shape[:-2], x.shape[-1]
+    if factorizations.gauss_jordan_fits(x.context, n):
+        a = x.astype(dt, copy=False).reshape((-1, n, n))
+        info = _info(a, a.shape[0])
+        inverse = factorizations.inverse(a, info)
+    else:
+        lu, piv, info, _, _ = _lu(x, "inv")
+        inverse = factorizations.getri(lu, piv)
     _raise_info(info, batch, "inv", _singular)
-    n = lu.shape[-1]
-    return factorizations.getri(lu, piv).reshape((*batch, n, n))
+    return inverse.reshape((*batch, n, n))
 
 
 def _lu_diagonal(x, name):

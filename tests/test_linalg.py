@@ -544,6 +544,35 @@ def test_gpu_small_leaves_and_fallbacks(ctx, gpu_kernels, monkeypatch):
         la.cholesky(g(ctx, s))
 
 
+@pytest.mark.parametrize("dt", DTYPES)
+def test_small_inverses_by_gauss_jordan(ctx, gpu_kernels, dt):
+    """getri_gj (GPUs' inverses of matrices up to GJ_MAX): every row length of its builds,
+    ragged batches (matrices sharing a work-group, a last group part empty), layouts, the
+    singular matrix named, NaN propagated as numpy's LAPACK does."""
+    need(ctx, dt)
+    assert factorizations.gauss_jordan_fits(ctx, 32) and not factorizations.gauss_jordan_fits(
+        ctx, 33)
+    for n, p in ((1, 3), (2, 1), (7, 17), (8, 5), (9, 2), (17, 3), (32, 9)):
+        a = rand((p, n, n), dt, n) + 2 * np.eye(n, dtype=dt)
+        ai = la.inv(g(ctx, a)).get()
+        assert ai.dtype == dt and ai.shape == a.shape
+        assert rel(norm2(a @ ai - np.eye(n)), norm2(a) * norm2(ai)) < 30 * n * eps(dt)
+        close(ai, np.linalg.inv(a), dt, n)
+    base = rand((4, 20, 20), dt, 4) + 4 * np.eye(20, dtype=dt)
+    big = g(ctx, base)
+    for view, h in ((big[1:, 2:-1, 2:-1], base[1:, 2:-1, 2:-1]),
+                    (big.swapaxes(1, 2), base.swapaxes(1, 2)), (big[::2, ::2, ::2],
+                                                               base[::2, ::2, ::2])):
+        close(la.inv(view).get(), np.linalg.inv(h), dt, 10)
+    a = rand((2, 3, 12, 12), dt, 1)
+    a[1, 2, :, 5] = 0
+    a[0, 1, 4] = 0  # a zero row pivots last
+    with pytest.raises(np.linalg.LinAlgError, match=r"Singular matrix: U\[11, 11\].*\(0, 1\)\); "
+                                                    r"2 of 6"):
+        la.inv(g(ctx, a))
+    assert np.isnan(la.inv(g(ctx, np.full((2, 3, 3), np.nan, dt))).get()).all()
+
+
 def test_lu_panels_across_work_groups(ctx, gpu_kernels, monkeypatch):
     """getrf_grid, the LU panel whose rows several work-groups share: with one work-group
     (portable leaders) on any device, and on NVIDIA GPUs as getrf chooses it (three to

@@ -66,7 +66,7 @@
 ##     right-hand sides) by blocks of pw rows, dinv the inverses of t's diagonal blocks; b
 ##     is overwritten; the triangle's blocks pass through local memory lc columns at a time.
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
-            unroll=True, rw=64, warp=1, rc=32, lc=16"/>\
+            unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -617,6 +617,107 @@ __kernel void syevj1(const int count, const int n, const int upper, MAT(a), MAT(
         }
         w[w_off + bat * w_sb + i] = RE(AT(a, i, i));
     }
+}
+% elif part == 'getri_gj':
+#define NM ${nm}
+#define G (LS / NM)
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void getri_gj(const int count, const int n, MAT(a), MAT(x), __global int *info)
+{
+    /* In-place Gauss-Jordan with partial pivoting: work-item i of a matrix's NM holds row i
+       in s; slot k of a row holds column k of the reduced matrix before step k and, after
+       it, column order[k] of the inverse's accumulator (the rows are never swapped: each
+       pivot row is remembered, and the result is unscrambled as it is stored). The pivots
+       are getrf's (the first largest |re| + |im| among the rows not yet pivoted), found by
+       the same operations, so a zero pivot is flagged where getrf would flag it. */
+    __local T tile[G][NM][NM + 1];
+    __local R cand[G][NM];
+    __local T prow[G][NM];
+    __local int order[G][NM];  /* order[m][k]: the row that pivoted at step k */
+    const int lid = get_local_id(0);
+    const int m = lid / NM, i = lid % NM;
+    const long bat = (long)get_group_id(0) * G + m;
+    const int mine = bat < count && i < n;  /* a row of a matrix */
+    /* the matrix into local memory a row at a time (work-items along the row), then row i
+       into registers */
+    for (int r = 0; r < n; ++r)
+        if (mine)
+            tile[m][r][i] = AT(a, r, i);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T s[NM];
+% if unroll:
+#pragma unroll
+% endif
+    for (int j = 0; j < NM; ++j)
+        s[j] = mine && j < n ? tile[m][i][j] : FROM_R(0);
+    int pivoted = !mine, step = 0, zero = 0;
+    /* NM steps, the ones past n doing nothing: no barrier under a condition */
+% if unroll:
+#pragma unroll
+% endif
+    for (int k = 0; k < NM; ++k) {
+        cand[m][i] = pivoted ? -1 : ABS1(s[k]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int p = -1;
+        R best = -1;
+% if unroll:
+#pragma unroll
+% endif
+        for (int r = 0; r < NM; ++r) {  /* as idamax: a NaN first stays, later ones lose */
+            const R c = cand[m][r];
+            if (c != -1 && (p < 0 || c > best)) {
+                best = c;
+                p = r;
+            }
+        }
+        const int live = k < n && p >= 0;
+        if (live && best == 0 && !zero)
+            zero = k + 1;
+        if (live && i == p) {
+% if unroll:
+#pragma unroll
+% endif
+            for (int j = 0; j < NM; ++j)
+                prow[m][j] = s[j];
+            order[m][k] = i;
+            pivoted = 1;
+            step = k;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (live && mine) {
+            const T rp = DIV(FROM_R(1), prow[m][k]);
+            if (i == p) {
+% if unroll:
+#pragma unroll
+% endif
+                for (int j = 0; j < NM; ++j)
+                    s[j] = j == k ? rp : MUL(s[j], rp);
+            } else {
+                const T f = MUL(s[k], rp);
+% if unroll:
+#pragma unroll
+% endif
+                for (int j = 0; j < NM; ++j)
+                    s[j] = j == k ? -f : s[j] - MUL(f, prow[m][j]);
+            }
+        }
+    }
+    /* row `step` of the inverse is row i's slots, slot j in column order[m][j] */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (mine)
+% if unroll:
+#pragma unroll
+% endif
+        for (int j = 0; j < NM; ++j)
+            if (j < n)
+                tile[m][step][order[m][j]] = s[j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = 0; r < n; ++r)
+        if (mine)
+            AT(x, r, i) = tile[m][r][i];
+    if (mine && i == 0 && zero)
+        info[bat] = zero;
 }
 % elif part == 'trsm_grid':
 #define NB ${pw}

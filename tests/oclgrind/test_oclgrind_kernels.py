@@ -136,6 +136,16 @@ def test_sort(ctx, path):
     np.testing.assert_array_equal(ga.sort(m, axis=1).get(), np.sort(h[:600].reshape(20, 30)))
 
 
+def test_small_inverses(ctx):
+    """getri_gj: matrices sharing a work-group, the last group part empty, one singular."""
+    from gpuarr import linalg
+    h = _host((5, 9, 9)) + 40 * np.eye(9, dtype=np.float32)
+    _close(linalg.inv(ga.asarray(h, context=ctx)), np.linalg.inv(h), atol=1e-5)
+    h[3, :, 2] = 0
+    with pytest.raises(np.linalg.LinAlgError, match=r"\(3,\)"):
+        linalg.inv(ga.asarray(h, context=ctx))
+
+
 def test_random_and_user_kernels(ctx):
     u = ga.random.default_rng(3).random(5000, dtype=np.float32).get()
     assert u.shape == (5000,) and u.min() >= 0 and u.max() < 1
