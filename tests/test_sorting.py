@@ -143,6 +143,8 @@ def test_warp_ranked_tiles(ctx, monkeypatch, dtype):
 def test_warp_rank_probe_falls_back(ctx, monkeypatch):
     """A device that claims NVIDIA's warps but cannot build or run the PTX kernels (here the
     test device itself) fails the probe once and keeps sorting with the split ranking."""
+    if ctx.device.nv_capability:
+        pytest.skip("an NVIDIA device builds the PTX kernels: its probe passes")
     cls = type(ctx.device)
     monkeypatch.setattr(cls, "nv_capability", property(lambda self: (9, 0)))
     monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
