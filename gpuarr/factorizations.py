@@ -151,9 +151,9 @@ def _local_sizes(ctx, dtype):
     if sizes is None:
         room = ctx.device.cl_device.local_mem_size - 512
         item = dtype.itemsize
-        nb = 64 if (64 * 65 + 5 * 64) * item <= room else 32
+        nb = 64 if (64 * 65 + 3 * 64) * item <= room else 32
         tb, cb = next(((tb, cb) for tb, cb in ((64, 32), (32, 32))
-                       if (tb * tb + 2 * cb + tb) * item <= room), (16, 32))
+                       if (tb * (tb + 1) // 2 + tb * (cb + 1) + tb) * item <= room), (16, 32))
         sizes = _SIZES[key] = (nb, tb, cb)
     return sizes
 

@@ -141,57 +141,37 @@ inline int first_from(const int start, const int step, const int lo)
 #define CB ${cb}
 #define RG (LS / CB)
 
-% if ls >= nb:  ## (CPU builds, one work-item a matrix, never run the work-group kernels)
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), MAT(w),
                 __global int *info)
 {
-    /* Work-item (jc, i0) holds column jc's rows i0 + u RSTEP in registers (y0, y1, ...).
-       Column k, which step k reads, goes to local memory (colt, by the rows a work-item
-       holds: a few vector loads each) as its last update of the step before finishes:
-       one barrier a step. The columns stay unscaled (L diag(L)) until the end. (H200: the
-       columns in local memory, each step loading and storing them, took 0.5 us a step,
-       bound by the local memory's throughput.) */
-<% rpt = -(-nb // max(1, ls // nb)) %>\
-    __local T s[NB][NB + 1];  /* the W part */
+    /* Work-item (jc, i0) owns column jc, rows i0, i0 + RSTEP, ... of the matrix in s. The
+       factorization keeps columns unscaled (s = L diag(L)): one barrier a step. (Measured
+       on H100/H200s against the same steps in registers: as fast for one matrix, and for
+       batches of small ones twice as fast: the registers cut how many work-groups an SM
+       holds.) */
+    __local T s[NB][NB + 1];
     __local T col[2][NB];
     __local R dg[NB];
-    __local T colt[2][RSTEP][${rpt}] __attribute__((aligned(16)));
     const long bat = get_group_id(0);
     const int lid = get_local_id(0);
     const int jc = lid % NB, i0 = lid / NB;
     const int mine = jc < n;
-% for u in range(rpt):
-    const int r${u} = i0 + ${u} * RSTEP, own${u} = mine && r${u} >= jc && r${u} < n;
-    T y${u} = own${u} ? AT(a, r${u}, jc) : FROM_R(0);
-% endfor
-    if (jc == 0) {
-% for u in range(rpt):
-        colt[0][i0][${u}] = y${u};
-% endfor
-    }
+    if (mine)
+        for (int i = first_from(i0, RSTEP, jc); i < n; i += RSTEP)
+            s[i][jc] = AT(a, i, jc);
     barrier(CLK_LOCAL_MEM_FENCE);
     int k = 0;
     for (; k < n; ++k) {
-        __local const T *ck = &colt[k & 1][0][0];  /* column k: row i at [i % RSTEP][i / RSTEP] */
-        const R d = RE(ck[k % RSTEP * ${rpt} + k / RSTEP]);
+        const R d = RE(s[k][k]);
         if (!(d > 0))  /* NaN too; every work-item read the same d */
             break;
         if (lid == 0)
             dg[k] = sqrt(d);
-        const int upd = jc > k;
-        const T f = CONJ(ck[jc % RSTEP * ${rpt} + jc / RSTEP]) / d;
-% for u in range(rpt):
-        const T x${u} = ck[i0 * ${rpt} + ${u}];
-% endfor
-% for u in range(rpt):
-        if (upd && own${u})
-            y${u} -= MUL(x${u}, f);
-% endfor
-        if (jc == k + 1) {
-% for u in range(rpt):
-            colt[(k + 1) & 1][i0][${u}] = y${u};
-% endfor
+        if (mine && jc > k) {
+            const T f = CONJ(s[jc][k]) / d;
+            for (int i = first_from(i0, RSTEP, jc); i < n; i += RSTEP)
+                s[i][jc] -= MUL(s[i][k], f);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -200,17 +180,17 @@ void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), M
             info[bat] = base + k + 1;
         return;
     }
-    if (mine) {
-        const R dj = dg[jc];
-% for u in range(rpt):
-        if (r${u} < n) {
-            const T x = r${u} == jc ? FROM_R(dj) : r${u} > jc ? y${u} / dj : FROM_R(0);
-            AT(l, r${u}, jc) = x;
-            if (want_w)
-                s[r${u}][jc] = x;
+    if (mine)
+        for (int i = i0; i < n; i += RSTEP) {
+            T x = FROM_R(0);
+            if (i == jc) {
+                x = FROM_R(dg[jc]);
+            } else if (i > jc) {
+                x = s[i][jc] / dg[jc];
+                s[i][jc] = x;
+            }
+            AT(l, i, jc) = x;
         }
-% endfor
-    }
     if (!want_w)
         return;
     /* L X = I a column of L at a time, X = diag(1 / dg) Y with Y's strict lower triangle
@@ -248,7 +228,6 @@ void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), M
         }
 }
 
-% endif
 __kernel void potrf1(const int count, const int n, const int base, const int want_w, MAT(a),
                      MAT(l), MAT(w), __global int *info)
 {
@@ -513,76 +492,55 @@ __kernel void trsm(const int n, const int nrhs, const int lower, const int unit,
     }
 }
 
-% if ls >= nb:  ## (CPU builds, one work-item a matrix, never run the work-group kernels)
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void trsm_tile(const int n, const int nrhs, const int lower, const int unit, const int conj_t,
                const int ident, MAT(t), MAT(b), const int use_dg, __global const T *dg,
                const long dg_off, const long dg_sb)
 {
-    /* Work-item (cx, ry) holds column cx's rows sr = ry + u RG of b in registers (b0,
-       b1, ...). The rows are solved in packed order k (the lower triangle's order; an
-       upper one reversed): row k's solution is broadcast through ycol, written by its
-       holder as its last update of the step before finishes, one barrier a step. The
-       triangle waits in tq by the rows a work-item holds: tq[k][ry][u] = t(sr, k) in
-       packed order, a few vector loads a step. (H200: with b in local memory, loaded and
-       stored each step, 0.24 us a step, bound by the local memory's throughput.) */
-<%
-    rows = -(-tb // max(1, ls // cb))  # rows sr = ry + u RG of a work-item
-    elems = -(-tb * tb // ls)  # elements e = lid + q LS of the TB x TB square
-%>\
-    __local T tq[TB][RG][${rows}] __attribute__((aligned(16)));
-    __local T ycol[2][CB];
+    /* The triangle of t in tp (packed by rows of the lower triangle; an upper one reversed
+       into it), CB columns of b in bs; work-item (cx, ry) owns column cx, rows ry + RG u.
+       Row k's solution is formed by every work-item from bs (not stored back): one
+       barrier a step. */
+    __local T tp[TB * (TB + 1) / 2];
+    __local T bs[TB][CB + 1];
     __local T dinv[TB];
     const long bat = get_group_id(1);
     const int lid = get_local_id(0);
     const int cx = lid % CB, ry = lid / CB;
     const int j = get_group_id(0) * CB + cx;
     const int live = j < nrhs;
-% for u in range(rows):
-    const int sr${u} = ry + ${u} * RG, in${u} = sr${u} < n;
-    const int s${u} = lower ? sr${u} : n - 1 - sr${u};  /* packed position */
-    T b${u} = !live || !in${u} ? FROM_R(0) : ident ? FROM_R((R)(sr${u} == j)) :
-              AT(b, sr${u}, j);
-% endfor
-    {   /* every load before the stores (a loop would wait on each load in turn) */
-% for q in range(elems):
-        const int i${q} = (lid + ${q * ls}) / TB, k${q} = (lid + ${q * ls}) % TB;
-        const int e${q} = i${q} < n && k${q} < n && (lower ? k${q} <= i${q} : k${q} >= i${q});
-        const T t${q} = e${q} ? AT(t, i${q}, k${q}) : FROM_R(0);
-% endfor
-% for q in range(elems):
-        if (e${q}) {
-            const T x = conj_t ? CONJ(t${q}) : t${q};
-            const int pk = lower ? k${q} : n - 1 - k${q};
-            tq[pk][i${q} % RG][i${q} / RG] = x;
-            if (i${q} == k${q})
-                dinv[pk] = use_dg ? dg[dg_off + bat * dg_sb + i${q}] : unit ? FROM_R(1) :
-                           DIV(FROM_R(1), x);
+    for (int i = ry; i < n; i += RG)
+        bs[i][cx] = !live ? FROM_R(0) : ident ? FROM_R((R)(i == j)) : AT(b, i, j);
+    for (int e = lid; e < n * n; e += LS) {
+        const int i = e / n, k = e % n;  /* packed position of (i, k), k <= i */
+        if (lower ? k <= i : k >= i) {
+            const T x = AT(t, i, k);
+            const int pi = lower ? i : n - 1 - i, pk = lower ? k : n - 1 - k;
+            tp[pi * (pi + 1) / 2 + pk] = conj_t ? CONJ(x) : x;
+            if (i == k)
+                dinv[pi] = use_dg ? dg[dg_off + bat * dg_sb + i] : unit ? FROM_R(1) :
+                           DIV(FROM_R(1), conj_t ? CONJ(x) : x);
         }
-% endfor
     }
-% for u in range(rows):
-    if (s${u} == 0 && in${u})
-        ycol[0][cx] = b${u};
-% endfor
     barrier(CLK_LOCAL_MEM_FENCE);
+    /* in packed (reversed for upper) order: rows s > k depend on row k */
     for (int k = 0; k < n; ++k) {
-        const T y = MUL(ycol[k & 1][cx], dinv[k]);
-% for u in range(rows):
-        const T t${u} = tq[k][ry][${u}];
-% endfor
-% for u in range(rows):
-        if (in${u} && s${u} == k && live)
-            AT(b, sr${u}, j) = y;
-        b${u} = in${u} && s${u} > k ? b${u} - MUL(t${u}, y) : b${u};
-        if (in${u} && s${u} == k + 1)
-            ycol[(k + 1) & 1][cx] = b${u};
+        const int kr = lower ? k : n - 1 - k;
+        const T y = MUL(bs[kr][cx], dinv[k]);
+        if (live && ry == kr % RG)
+            AT(b, kr, j) = y;
+% for u in range(-(-tb // max(1, ls // cb))):
+        {  /* row sr = ry + ${u} RG, solved after row kr */
+            const int sr = ry + ${u * max(1, ls // cb)};
+            const int s = lower ? sr : n - 1 - sr;
+            if (s > k && s < n)
+                bs[sr][cx] -= MUL(tp[s * (s + 1) / 2 + k], y);
+        }
 % endfor
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 
-% endif
 __kernel void syevj1(const int count, const int n, const int upper, MAT(a), MAT(v),
                      __global R *w, const long w_off, const long w_sb)
 {
