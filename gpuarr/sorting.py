@@ -52,8 +52,13 @@ _MAX_N = 2**31 - 1  # uint index arithmetic in the kernels, with room for the la
 _LOOKBACK_N = 2**29  # look-back words hold counts below this (kernels/sort.cl.mako)
 _STATUS_HEAD = 32  # the tile counters before the look-back words (one per pass)
 # sort_search_sampled: work-items, queries per work-item, samples of a (half for 128-bit
-# elements); it searches arrays of 4 x _SEARCH_SAMPLES elements and more
-_SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES = 256, 4, 1024
+# elements), bytes of the stretch of a read at once to end a search (a binary search down
+# to that, then a count; 0: a binary search to the end); it searches arrays of
+# 4 x _SEARCH_SAMPLES elements and more. H100, 2^22 queries in 2^24 float32 / int64 /
+# float64 against CuPy (.device/searchcmp.py): tail 0: 0.78-0.81 / 0.77 / 0.76; 32 bytes:
+# 0.94-0.97 / 0.89-0.92 / 0.89-0.90; 64: 0.87-0.88 / 0.89-0.90 / 0.86-0.87; 128: 0.38-0.65;
+# 256 samples or 8 queries a work-item: no better.
+_SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES, _SEARCH_TAIL = 256, 4, 1024, 32
 # GPUs with warps of 32 and inline PTX (NVIDIA, compute capability 7 and up): tiles ranked by
 # warps (kernels/sort.cl.mako, rank='warp'), where a probe sort gets numpy's result.
 WARP_RANK = True
@@ -197,7 +202,8 @@ def _program(ctx, width, digit=None):
     entry = ctx.kernels.get(key)
     if entry is None:
         program = build(ctx, render("sort.cl.mako", width=width, digit=digit,
-                                    search=(_SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES),
+                                    search=(_SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES,
+                                            _SEARCH_TAIL),
                                     **geo._asdict()))
         kernels = {}
         for name, args in _ARGS.items():

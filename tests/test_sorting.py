@@ -363,7 +363,7 @@ def test_searchsorted(ctx, dtype):
     assert ga.searchsorted(g_sorted, g_v[:0]).shape == (0, 25)
 
 
-@pytest.mark.parametrize("n", [4096, 9001], ids=lambda n: f"n{n}")
+@pytest.mark.parametrize("n", [4096, 9001, 70001], ids=lambda n: f"n{n}")
 @pytest.mark.parametrize("dtype", [np.int16, np.float32, np.int64, np.complex128],
                          ids=lambda d: np.dtype(d).name)
 def test_searchsorted_sampled(ctx, dtype, n):

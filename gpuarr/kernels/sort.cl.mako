@@ -79,8 +79,9 @@
     ZERO = '(ulong2)(0, 0)' if width == 128 else '0'
     KEY_MAX = {8: '0xffffffffu', 16: '0xffffffffu', 32: '0xffffffffu', 64: '0xffffffffffffffffUL',
                128: '(ulong2)(~0UL, ~0UL)'}[width]
-    SEARCH_LOCAL, SEARCH_QUERIES, SEARCH_SAMPLES = search
+    SEARCH_LOCAL, SEARCH_QUERIES, SEARCH_SAMPLES, SEARCH_TAIL = search
     SEARCH_SAMPLES = SEARCH_SAMPLES // 2 if width == 128 else SEARCH_SAMPLES
+    TAIL = SEARCH_TAIL // max(width // 8, 4)  # a stretch this short is read at once
     # vector loads of a work-item's consecutive elements in the tile kernels
     VEC = E in (2, 4, 8, 16) and width <= 64
     LB = 8  # look-back: earlier tiles' words read at once
@@ -875,12 +876,13 @@ void sort_search_sampled(const uint m, const uint n, const uint mode, const uint
         len${q} = (jlo < ${SEARCH_SAMPLES}u ? (uint)((ulong)jlo * n / ${SEARCH_SAMPLES}u) : n) - lo${q};
     }
 % endfor
-    while (${' || '.join('len%d' % q for q in range(SEARCH_QUERIES))}) {
+    // halve the stretches down to ${TAIL} elements, then read those at once and count
+    while (${' || '.join(f'len{q} > {TAIL}u' for q in range(SEARCH_QUERIES))}) {
 % for q in range(SEARCH_QUERIES):
-        const ${RAW} r${q} = len${q} ? a[lo${q} + len${q} / 2u] : ${ZERO};
+        const ${RAW} r${q} = len${q} > ${TAIL}u ? a[lo${q} + len${q} / 2u] : ${ZERO};
 % endfor
 % for q in range(SEARCH_QUERIES):
-        if (len${q}) {
+        if (len${q} > ${TAIL}u) {
             const uint below = len${q} / 2u;
             const ${KEY} x = ga_key(r${q}, mode);
             if (right ? !ga_less(kv${q}, x) : ga_less(x, kv${q})) {
@@ -893,7 +895,21 @@ void sort_search_sampled(const uint m, const uint n, const uint mode, const uint
 % endfor
     }
 % for q in range(SEARCH_QUERIES):
-    if (i${q} < m) out[i${q}] = (long)lo${q};
+% for e in range(TAIL):
+    const ${RAW} r${q}_${e} = ${e}u < len${q} ? a[lo${q} + ${e}u] : ${ZERO};
+% endfor
+% endfor
+% for q in range(SEARCH_QUERIES):
+    {
+        uint before = 0u;
+% for e in range(TAIL):
+        {
+            const ${KEY} x = ga_key(r${q}_${e}, mode);
+            before += ${e}u < len${q} && (right ? !ga_less(kv${q}, x) : ga_less(x, kv${q}));
+        }
+% endfor
+        if (i${q} < m) out[i${q}] = (long)(lo${q} + before);
+    }
 % endfor
 }
 
