@@ -135,10 +135,13 @@ MMA_TILES = {
 # math): where the big tile leaves compute units idle (256-1024 on an H100), _mma_choice's
 # estimate takes this one, once its own probe passed. H200, same run, with / without it
 # (benchmarks/bench_blas.py --no-mma-mid): float32 256, 512, 1024 in 30, 41, 78 us / 44, 67,
-# 111 us; float64 31, 44, 79 / 44, 63, 104 us; 2048 equal (the big tile).
+# 111 us; float64 31, 44, 79 / 44, 63, 104 us; 2048 equal (the big tile). float64's
+# fragments pipelined (H100, against CuPy, two runs each, .device/dgemm_var.py): 512
+# 0.90-0.98x (0.67-0.78x without), 1024 0.91-0.93x (0.66-0.72x); float32's (3xTF32) were
+# not faster (1024: 0.83-0.89x against 1.00-1.02x).
 MMA_MID_TILES = {
     "f64": {9: dict(shape="m16n8k8", bm=64, bn=64, bk=8, wm=2, wn=2, copy="regs", stages=2,
-                    group_m=0, swizzle=True, pipeline=False),
+                    group_m=0, swizzle=True, pipeline=True),
             8: dict(shape="m8n8k4", bm=64, bn=64, bk=8, wm=2, wn=2, copy="regs", stages=2,
                     group_m=0, swizzle=False, pipeline=False)},
     "3xtf32": {8: dict(shape="m16n8k8", bm=64, bn=64, bk=8, wm=2, wn=2, copy="regs",
