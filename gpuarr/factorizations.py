@@ -30,8 +30,8 @@ from .reduction import device_class
 from .ufuncs import UFUNCS
 
 __all__ = ["apply_block", "block_size", "gauss_jordan_fits", "geqrf", "getrf", "getri",
-           "getrs", "identity", "inverse", "jacobi_max", "laswp", "orgqr", "potrf", "syevj",
-           "syrk_lower", "trsm"]
+           "getrs", "identity", "inverse", "jacobi_max", "laswp", "orgqr", "potrf",
+           "solve_small", "syevj", "syrk_lower", "trsm"]
 
 # Block sizes (Cholesky's diagonal blocks, LU's and QR's panel widths) by device class;
 # matrices up to this size take one launch. GPUs: at most what potrf_leaf's local memory
@@ -91,9 +91,10 @@ GRID_RHS = 16
 GRID_BYTES = 40960
 # False: no kernel whose work-groups wait on each other (getrf_panel, GEMM-based solves).
 GRID = True
-# Inverses of matrices up to this size (a batch, or one) by one launch of getri_gj
-# (Gauss-Jordan, a row a work-item in registers, GJ_LOCAL work-items a work-group holding
-# several matrices) rather than getrf and getrs; CPUs keep those (one work-item a matrix).
+# Inverses and solves of matrices up to this size (a batch, or one; solves with at most
+# max(GJ_ROWS) right-hand sides) by one launch of getri_gj / gesv_gj (Gauss-Jordan, a row a
+# work-item in registers, GJ_LOCAL work-items a work-group holding several matrices) rather
+# than getrf and getrs; CPUs keep those (one work-item a matrix).
 GJ_MAX = {"gpu": 32, "cpu": 0}
 GJ_LOCAL = 128
 # Row lengths of getri_gj's builds (work-items a matrix): the smallest that holds n.
@@ -127,7 +128,8 @@ _TYPES = {"potrf_leaf": [_I32] * 3 + _MAT * 3 + [None],
           "geqrf_grid": [_I32] * 4 + _MAT * 3 + _PIV + [None] * 3,
           "trsm_grid": [_I32] * 4 + _MAT * 4 + [None] * 2,
           "geqrf_panel": [_I32] * 3 + _MAT * 3 + _PIV,
-          "getri_gj": [_I32] * 2 + _MAT * 2 + [None]}
+          "getri_gj": [_I32] * 2 + _MAT * 2 + [None],
+          "gesv_gj": [_I32] * 3 + _MAT * 3 + [None]}
 
 
 def block_size(ctx):
@@ -723,9 +725,31 @@ def getri(lu, piv):
     return _permuted(x, piv, by_cols=True, reverse=True)
 
 
-def gauss_jordan_fits(ctx, n):
-    """Whether `inverse` takes n x n matrices on this device."""
-    return 0 < n <= GJ_MAX[device_class(ctx)]
+def gauss_jordan_fits(ctx, n, nrhs=0):
+    """Whether `inverse` (and, with nrhs right-hand sides, `solve_small`) take n x n
+    matrices on this device."""
+    return 0 < n <= GJ_MAX[device_class(ctx)] and nrhs <= max(GJ_ROWS)
+
+
+def _gj_kernel(ctx, dtype, width, solve):
+    """(kernel, work-group size, work-items a matrix) of getri_gj / gesv_gj for rows of
+    `width` values (the matrix's n, and the right-hand sides)."""
+    nm = next(r for r in GJ_ROWS if r >= width)
+    room = ctx.device.cl_device.local_mem_size - 512
+    ls = max(GJ_LOCAL, nm)
+    while ls > nm and ls // nm * nm * ((nm + 3) * dtype.itemsize + 8) > room:
+        ls //= 2
+    unroll = PANEL_UNROLL
+    if unroll is None:
+        unroll = "Portable Computing Language" not in ctx.device.platform
+    name = "gesv_gj" if solve else "getri_gj"
+    key = ("linalg-gj", name, dtype.name, ls, nm, bool(unroll))
+    kernel = ctx.kernels.get(key)
+    if kernel is None:
+        program = get_program(ctx, key, "linalg.cl.mako", dtype=dtype.name, ls=ls,
+                              part="getri_gj", nm=nm, unroll=bool(unroll), solve=solve)
+        kernel = kernel_from(ctx, key, program, name, _TYPES[name])
+    return kernel, ls, nm
 
 
 def inverse(a, info):
@@ -735,26 +759,26 @@ def inverse(a, info):
     p, n, _ = a.shape
     ctx = a.context
     x = empty((p, n, n), a.dtype, context=ctx)
-    if p == 0 or n == 0:
-        return x
-    nm = next(r for r in GJ_ROWS if r >= n)
-    item = a.dtype.itemsize
-    room = ctx.device.cl_device.local_mem_size - 512
-    ls = max(GJ_LOCAL, nm)
-    while ls > nm and ls // nm * nm * ((nm + 2) * item + 8) > room:
-        ls //= 2
-    unroll = PANEL_UNROLL
-    if unroll is None:
-        unroll = "Portable Computing Language" not in ctx.device.platform
-    key = ("linalg-gj", a.dtype.name, ls, nm, bool(unroll))
-    kernel = ctx.kernels.get(key)
-    if kernel is None:
-        program = get_program(ctx, key, "linalg.cl.mako", dtype=a.dtype.name, ls=ls,
-                              part="getri_gj", nm=nm, unroll=bool(unroll))
-        kernel = kernel_from(ctx, key, program, "getri_gj", _TYPES["getri_gj"])
-    per_group = ls // nm
-    enqueue(ctx, kernel, (-(-p // per_group) * ls,), (ls,),
-            [p, n, *_mat(a), *_mat(x), info.storage], (a.storage,), (x.storage, info.storage))
+    if p and n:
+        kernel, ls, nm = _gj_kernel(ctx, a.dtype, n, False)
+        enqueue(ctx, kernel, (-(-p // (ls // nm)) * ls,), (ls,),
+                [p, n, *_mat(a), *_mat(x), info.storage], (a.storage,),
+                (x.storage, info.storage))
+    return x
+
+
+def solve_small(a, b, info):
+    """A new C-contiguous (p, n, r) array x with a x = b for the (p, n, n) array `a` and the
+    (p, n, r) array b (any strides; n and r <= the largest of GJ_ROWS) by one launch of
+    gesv_gj; info as `inverse`'s."""
+    p, n, r = b.shape
+    ctx = a.context
+    x = empty((p, n, r), a.dtype, context=ctx)
+    if p and n and r:
+        kernel, ls, nm = _gj_kernel(ctx, a.dtype, max(n, r), True)
+        enqueue(ctx, kernel, (-(-p // (ls // nm)) * ls,), (ls,),
+                [p, n, r, *_mat(a), *_mat(b), *_mat(x), info.storage],
+                (a.storage, b.storage), (x.storage, info.storage))
     return x
 
 

@@ -334,11 +334,16 @@ def _system(x1, x2, name):
 
 
 def solve(x1, x2, /):
-    """x with x1 @ x = x2 for square x1 (LU with partial pivoting); x2 is a vector only when
-    1-d, else a stack of matrices; batch dimensions broadcast (the Array API's rules)."""
+    """x with x1 @ x = x2 for square x1 (LU with partial pivoting; small systems on GPUs by
+    Gauss-Jordan, factorizations.GJ_MAX); x2 is a vector only when 1-d, else a stack of
+    matrices; batch dimensions broadcast (the Array API's rules)."""
     lu, rhs, batch, shape = _system(x1, x2, "solve")
-    piv = empty(lu.shape[:2], np.int32, context=lu.context)
     info = _info(lu, lu.shape[0])
+    if factorizations.gauss_jordan_fits(lu.context, lu.shape[-1], rhs.shape[-1]):
+        x = factorizations.solve_small(lu, rhs, info)
+        _raise_info(info, batch, "solve", _singular)
+        return x.reshape(shape)
+    piv = empty(lu.shape[:2], np.int32, context=lu.context)
     factorizations.getrf(lu, piv, info)
     _raise_info(info, batch, "solve", _singular)
     return factorizations.getrs(lu, piv, rhs).reshape(shape)

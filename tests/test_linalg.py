@@ -545,19 +545,28 @@ def test_gpu_small_leaves_and_fallbacks(ctx, gpu_kernels, monkeypatch):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
-def test_small_inverses_by_gauss_jordan(ctx, gpu_kernels, dt):
-    """getri_gj (GPUs' inverses of matrices up to GJ_MAX): every row length of its builds,
-    ragged batches (matrices sharing a work-group, a last group part empty), layouts, the
-    singular matrix named, NaN propagated as numpy's LAPACK does."""
+def test_small_systems_by_gauss_jordan(ctx, gpu_kernels, dt):
+    """getri_gj and gesv_gj (GPUs' inverses and solves of matrices up to GJ_MAX): every row
+    length of their builds, ragged batches (matrices sharing a work-group, a last group part
+    empty), right-hand sides fewer and more than n, layouts, the singular matrix named, NaN
+    propagated as numpy's LAPACK does."""
     need(ctx, dt)
-    assert factorizations.gauss_jordan_fits(ctx, 32) and not factorizations.gauss_jordan_fits(
-        ctx, 33)
-    for n, p in ((1, 3), (2, 1), (7, 17), (8, 5), (9, 2), (17, 3), (32, 9)):
+    fits = factorizations.gauss_jordan_fits
+    assert fits(ctx, 32, 32) and not fits(ctx, 33) and not fits(ctx, 8, 33)
+    for n, p, r in ((1, 3, 1), (2, 1, 5), (7, 17, 1), (8, 5, 3), (9, 2, 20), (17, 3, 17),
+                    (32, 9, 2)):
         a = rand((p, n, n), dt, n) + 2 * np.eye(n, dtype=dt)
         ai = la.inv(g(ctx, a)).get()
         assert ai.dtype == dt and ai.shape == a.shape
         assert rel(norm2(a @ ai - np.eye(n)), norm2(a) * norm2(ai)) < 30 * n * eps(dt)
         close(ai, np.linalg.inv(a), dt, n)
+        b = rand((p, n, r), dt, r)
+        x = la.solve(g(ctx, a), g(ctx, b)).get()
+        assert x.dtype == dt and x.shape == b.shape
+        assert rel(norm2(a @ x - b), norm2(a) * norm2(x) + norm2(b)) < 30 * n * eps(dt)
+    a = rand((2, 1, 6, 6), dt, 3) + 3 * np.eye(6, dtype=dt)
+    for b in (rand((6,), dt, 4), rand((3, 6, 2), dt, 5)):  # a vector; broadcast batches
+        close(la.solve(g(ctx, a), g(ctx, b)).get(), np.linalg.solve(a, b), dt, 10)
     base = rand((4, 20, 20), dt, 4) + 4 * np.eye(20, dtype=dt)
     big = g(ctx, base)
     for view, h in ((big[1:, 2:-1, 2:-1], base[1:, 2:-1, 2:-1]),
@@ -567,9 +576,10 @@ def test_small_inverses_by_gauss_jordan(ctx, gpu_kernels, dt):
     a = rand((2, 3, 12, 12), dt, 1)
     a[1, 2, :, 5] = 0
     a[0, 1, 4] = 0  # a zero row pivots last
-    with pytest.raises(np.linalg.LinAlgError, match=r"Singular matrix: U\[11, 11\].*\(0, 1\)\); "
-                                                    r"2 of 6"):
-        la.inv(g(ctx, a))
+    for f in (la.inv, lambda x: la.solve(x, g(ctx, np.ones(12, dt)))):
+        with pytest.raises(np.linalg.LinAlgError, match=r"Singular matrix: U\[11, 11\].*"
+                                                        r"\(0, 1\)\); 2 of 6"):
+            f(g(ctx, a))
     assert np.isnan(la.inv(g(ctx, np.full((2, 3, 3), np.nan, dt))).get()).all()
 
 

@@ -66,7 +66,7 @@
 ##     right-hand sides) by blocks of pw rows, dinv the inverses of t's diagonal blocks; b
 ##     is overwritten; the triangle's blocks pass through local memory lc columns at a time.
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
-            unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32"/>\
+            unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -621,49 +621,59 @@ __kernel void syevj1(const int count, const int n, const int upper, MAT(a), MAT(
 % elif part == 'getri_gj':
 #define NM ${nm}
 #define G (LS / NM)
+<% U = '\n#pragma unroll' if unroll else '' %>\
+<%def name="rows_in(src, dst, cols)">\
+## the matrices' rows into registers dst[NM] (`cols` columns; the rest 0) through local
+## memory, a row of each at a time (work-items along the row: coalesced)
+    for (int r = 0; r < n; ++r)
+        if (live && i < ${cols})
+            tile[m][r][i] = AT(${src}, r, i);
+    barrier(CLK_LOCAL_MEM_FENCE);${U}
+    for (int j = 0; j < NM; ++j)
+        ${dst}[j] = mine && j < ${cols} ? tile[m][i][j] : FROM_R(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+</%def>\
 
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+% if solve:
+void gesv_gj(const int count, const int n, const int nrhs, MAT(a), MAT(b), MAT(x),
+             __global int *info)
+% else:
 void getri_gj(const int count, const int n, MAT(a), MAT(x), __global int *info)
+% endif
 {
-    /* In-place Gauss-Jordan with partial pivoting: work-item i of a matrix's NM holds row i
-       in s; slot k of a row holds column k of the reduced matrix before step k and, after
-       it, column order[k] of the inverse's accumulator (the rows are never swapped: each
-       pivot row is remembered, and the result is unscrambled as it is stored). The pivots
-       are getrf's (the first largest |re| + |im| among the rows not yet pivoted), found by
-       the same operations, so a zero pivot is flagged where getrf would flag it. */
+    /* Gauss-Jordan with partial pivoting: work-item i of a matrix's NM holds row i in s
+       (and, solving, row i of b in u). The rows are never swapped: each pivot row is
+       remembered (order) and the result unscrambled as it is stored. The pivots are
+       getrf's (the first largest |re| + |im| among the rows not yet pivoted), found by the
+       same operations, so a zero pivot is flagged where getrf would flag it.
+       getri_gj: in place, slot k of a row holds column k of the reduced matrix before step
+       k and, after it, column order[k] of the inverse's accumulator.
+       gesv_gj: row i of the solution is u of the row that pivoted at step i. */
     __local T tile[G][NM][NM + 1];
     __local R cand[G][NM];
     __local T prow[G][NM];
+% if solve:
+    __local T prowb[G][NM];
+% endif
     __local int order[G][NM];  /* order[m][k]: the row that pivoted at step k */
     const int lid = get_local_id(0);
     const int m = lid / NM, i = lid % NM;
     const long bat = (long)get_group_id(0) * G + m;
-    const int mine = bat < count && i < n;  /* a row of a matrix */
-    /* the matrix into local memory a row at a time (work-items along the row), then row i
-       into registers */
-    for (int r = 0; r < n; ++r)
-        if (mine)
-            tile[m][r][i] = AT(a, r, i);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    const int live = bat < count, mine = live && i < n;  /* a row of a matrix */
     T s[NM];
-% if unroll:
-#pragma unroll
+${rows_in('a', 's', 'n')}\
+% if solve:
+    T u[NM];
+${rows_in('b', 'u', 'nrhs')}\
 % endif
-    for (int j = 0; j < NM; ++j)
-        s[j] = mine && j < n ? tile[m][i][j] : FROM_R(0);
     int pivoted = !mine, step = 0, zero = 0;
-    /* NM steps, the ones past n doing nothing: no barrier under a condition */
-% if unroll:
-#pragma unroll
-% endif
+    /* NM steps, the ones past n doing nothing: no barrier under a condition */${U}
     for (int k = 0; k < NM; ++k) {
         cand[m][i] = pivoted ? -1 : ABS1(s[k]);
         barrier(CLK_LOCAL_MEM_FENCE);
         int p = -1;
-        R best = -1;
-% if unroll:
-#pragma unroll
-% endif
+        R best = -1;${U}
         for (int r = 0; r < NM; ++r) {  /* as idamax: a NaN first stays, later ones lose */
             const R c = cand[m][r];
             if (c != -1 && (p < 0 || c > best)) {
@@ -671,44 +681,55 @@ void getri_gj(const int count, const int n, MAT(a), MAT(x), __global int *info)
                 p = r;
             }
         }
-        const int live = k < n && p >= 0;
-        if (live && best == 0 && !zero)
+        const int step_live = k < n && p >= 0;
+        if (step_live && best == 0 && !zero)
             zero = k + 1;
-        if (live && i == p) {
-% if unroll:
-#pragma unroll
-% endif
-            for (int j = 0; j < NM; ++j)
+        if (step_live && i == p) {${U}
+            for (int j = 0; j < NM; ++j) {
                 prow[m][j] = s[j];
+% if solve:
+                prowb[m][j] = u[j];
+% endif
+            }
             order[m][k] = i;
             pivoted = 1;
             step = k;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (live && mine) {
+        if (step_live && mine) {
             const T rp = DIV(FROM_R(1), prow[m][k]);
-            if (i == p) {
-% if unroll:
-#pragma unroll
-% endif
-                for (int j = 0; j < NM; ++j)
+            if (i == p) {${U}
+                for (int j = 0; j < NM; ++j) {
                     s[j] = j == k ? rp : MUL(s[j], rp);
-            } else {
-                const T f = MUL(s[k], rp);
-% if unroll:
-#pragma unroll
+% if solve:
+                    u[j] = MUL(u[j], rp);
 % endif
-                for (int j = 0; j < NM; ++j)
+                }
+            } else {
+                const T f = MUL(s[k], rp);${U}
+                for (int j = 0; j < NM; ++j) {
                     s[j] = j == k ? -f : s[j] - MUL(f, prow[m][j]);
+% if solve:
+                    u[j] -= MUL(f, prowb[m][j]);
+% endif
+                }
             }
         }
     }
-    /* row `step` of the inverse is row i's slots, slot j in column order[m][j] */
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (mine)
-% if unroll:
-#pragma unroll
-% endif
+% if solve:
+    /* row `step` of the solution is row i's u */
+    if (mine)${U}
+        for (int j = 0; j < NM; ++j)
+            if (j < nrhs)
+                tile[m][step][j] = u[j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = 0; r < n; ++r)
+        if (live && i < nrhs)
+            AT(x, r, i) = tile[m][r][i];
+% else:
+    /* row `step` of the inverse is row i's slots, slot j in column order[m][j] */
+    if (mine)${U}
         for (int j = 0; j < NM; ++j)
             if (j < n)
                 tile[m][step][order[m][j]] = s[j];
@@ -716,6 +737,7 @@ void getri_gj(const int count, const int n, MAT(a), MAT(x), __global int *info)
     for (int r = 0; r < n; ++r)
         if (mine)
             AT(x, r, i) = tile[m][r][i];
+% endif
     if (mine && i == 0 && zero)
         info[bat] = zero;
 }

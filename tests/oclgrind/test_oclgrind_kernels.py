@@ -136,11 +136,15 @@ def test_sort(ctx, path):
     np.testing.assert_array_equal(ga.sort(m, axis=1).get(), np.sort(h[:600].reshape(20, 30)))
 
 
-def test_small_inverses(ctx):
-    """getri_gj: matrices sharing a work-group, the last group part empty, one singular."""
+def test_small_inverses_and_solves(ctx):
+    """getri_gj, gesv_gj: matrices sharing a work-group, the last group part empty, one
+    singular."""
     from gpuarr import linalg
     h = _host((5, 9, 9)) + 40 * np.eye(9, dtype=np.float32)
     _close(linalg.inv(ga.asarray(h, context=ctx)), np.linalg.inv(h), atol=1e-5)
+    b = _host((5, 9, 3))
+    _close(linalg.solve(ga.asarray(h, context=ctx), ga.asarray(b, context=ctx)),
+           np.linalg.solve(h, b), atol=1e-4)
     h[3, :, 2] = 0
     with pytest.raises(np.linalg.LinAlgError, match=r"\(3,\)"):
         linalg.inv(ga.asarray(h, context=ctx))
