@@ -245,13 +245,14 @@ def _stack(x, name, square=True):
     return x, _dtype(x, name)
 
 
-def _work(x, dt, batch=None):
-    """A C-contiguous copy of x (broadcast to `batch` + its matrix shape) as (p, m, n)."""
+def _work(x, dt, batch=None, copy=True):
+    """A C-contiguous copy of x (broadcast to `batch` + its matrix shape) as (p, m, n); with
+    copy=False, a view where one serves (kernels that only read it, through its strides)."""
     m, n = x.shape[-2:]
     batch = x.shape[:-2] if batch is None else batch
     if x.shape[:-2] != tuple(batch):
         x = broadcast_to(x, (*batch, m, n))
-    w = x.astype(dt, order="C")
+    w = x.astype(dt, order="C") if copy else x.astype(dt, copy=False)
     return w.reshape(math.prod(batch), m, n)
 
 
@@ -320,26 +321,29 @@ def _rhs(a_shape, b, name):
     return bm, batch, vector
 
 
-def _system(x1, x2, name):
+def _system(x1, x2, name, views=None):
     """Working copies of a (batches of n x n) and b for a solve, of their common dtype, the
     batch dimensions broadcast (b is a vector only when 1-d); the batch shape and the
-    solution's shape."""
+    solution's shape. Views instead where views(context, n, dtype, k) says so (kernels
+    that only read them)."""
     a, b = _pair(x1, x2)
     a, dt = _stack(a, name)
     dt = np.result_type(dt, _dtype(b, name))
     bm, batch, vector = _rhs(a.shape, b, name)
     n, k = a.shape[-1], bm.shape[-1]
     shape = (*batch, n) if vector else (*batch, n, k)
-    return _work(a, dt, batch), _work(bm, dt, batch), batch, shape
+    copy = not (views and views(a.context, n, dt, k))
+    return _work(a, dt, batch, copy), _work(bm, dt, batch, copy), batch, shape
 
 
 def solve(x1, x2, /):
     """x with x1 @ x = x2 for square x1 (LU with partial pivoting; small systems on GPUs by
     Gauss-Jordan, factorizations.GJ_MAX); x2 is a vector only when 1-d, else a stack of
     matrices; batch dimensions broadcast (the Array API's rules)."""
-    lu, rhs, batch, shape = _system(x1, x2, "solve")
+    fits = factorizations.gauss_jordan_fits
+    lu, rhs, batch, shape = _system(x1, x2, "solve", views=fits)
     info = _info(lu, lu.shape[0])
-    if factorizations.gauss_jordan_fits(lu.context, lu.shape[-1], rhs.shape[-1]):
+    if fits(lu.context, lu.shape[-1], lu.dtype, rhs.shape[-1]):
         x = factorizations.solve_small(lu, rhs, info)
         _raise_info(info, batch, "solve", _singular)
         return x.reshape(shape)
@@ -354,7 +358,7 @@ def inv(x, /):
     with partial pivoting in one launch, larger ones by LU, then LAPACK's getri."""
     x, dt = _stack(x, "inv")
     batch, n = x.shape[:-2], x.shape[-1]
-    if factorizations.gauss_jordan_fits(x.context, n):
+    if factorizations.gauss_jordan_fits(x.context, n, dt):
         a = x.astype(dt, copy=False).reshape((-1, n, n))
         info = _info(a, a.shape[0])
         inverse = factorizations.inverse(a, info)

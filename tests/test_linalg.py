@@ -552,7 +552,8 @@ def test_small_systems_by_gauss_jordan(ctx, gpu_kernels, dt):
     propagated as numpy's LAPACK does."""
     need(ctx, dt)
     fits = factorizations.gauss_jordan_fits
-    assert fits(ctx, 32, 32) and not fits(ctx, 33) and not fits(ctx, 8, 33)
+    assert fits(ctx, 32, dt) and not fits(ctx, 33, dt) and not fits(ctx, 8, dt, 33)
+    assert fits(ctx, 16, dt, 16) and fits(ctx, 32, dt, 2) == (np.dtype(dt).itemsize <= 8)
     for n, p, r in ((1, 3, 1), (2, 1, 5), (7, 17, 1), (8, 5, 3), (9, 2, 20), (17, 3, 17),
                     (32, 9, 2)):
         a = rand((p, n, n), dt, n) + 2 * np.eye(n, dtype=dt)
