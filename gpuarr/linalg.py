@@ -341,16 +341,17 @@ def solve(x1, x2, /):
     Gauss-Jordan, factorizations.GJ_MAX); x2 is a vector only when 1-d, else a stack of
     matrices; batch dimensions broadcast (the Array API's rules)."""
     fits = factorizations.gauss_jordan_fits
-    lu, rhs, batch, shape = _system(x1, x2, "solve", views=fits)
-    info = _info(lu, lu.shape[0])
-    if fits(lu.context, lu.shape[-1], lu.dtype, rhs.shape[-1]):
-        x = factorizations.solve_small(lu, rhs, info)
+    a, b, batch, shape = _system(x1, x2, "solve", views=fits)
+    info = _info(a, a.shape[0])
+    if fits(a.context, a.shape[-1], a.dtype, b.shape[-1]):
+        x = factorizations.solve_small(a, b, info)
         _raise_info(info, batch, "solve", _singular)
         return x.reshape(shape)
-    piv = empty(lu.shape[:2], np.int32, context=lu.context)
-    factorizations.getrf(lu, piv, info)
+    # a and b are working copies here: a becomes its LU factors, b the solution
+    piv = empty(a.shape[:2], np.int32, context=a.context)
+    factorizations.getrf(a, piv, info)
     _raise_info(info, batch, "solve", _singular)
-    return factorizations.getrs(lu, piv, rhs).reshape(shape)
+    return factorizations.getrs(a, piv, b).reshape(shape)
 
 
 def inv(x, /):
