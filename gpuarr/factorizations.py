@@ -192,17 +192,23 @@ def _panel_spec(dtype, m, w, qr=False):
     return (ls, rpt, lw, max(ch, 1)) if lw >= 1 else None
 
 
+def _unrolled(ctx):
+    """Whether the register-resident kernels' loops are unrolled on ctx (PANEL_UNROLL)."""
+    unroll = PANEL_UNROLL
+    if unroll is None:
+        unroll = "Portable Computing Language" not in ctx.device.platform
+    return bool(unroll)
+
+
 def _panel_kernel(ctx, name, dtype, spec):
     key = ("linalg-panel", name, dtype.name, spec)
     kernel = ctx.kernels.get(key)
     if kernel is None:
         ls, rpt, lw, ch = spec
-        unroll = PANEL_UNROLL
-        if unroll is None:
-            unroll = "Portable Computing Language" not in ctx.device.platform
+        unroll = _unrolled(ctx)
         program = get_program(ctx, ("linalg-panel", name, dtype.name, spec, unroll),
                               "linalg.cl.mako", dtype=dtype.name, ls=ls, part=name,
-                              rpt=rpt, lw=lw, pw=PANEL_WIDTH, ch=ch, unroll=bool(unroll))
+                              rpt=rpt, lw=lw, pw=PANEL_WIDTH, ch=ch, unroll=unroll)
         kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel
 
@@ -747,15 +753,13 @@ def _gj_kernel(ctx, dtype, width, solve):
     ls = max(GJ_LOCAL, nm)
     while ls > nm and ls // nm * nm * ((nm + 3) * dtype.itemsize + 8) > room:
         ls //= 2
-    unroll = PANEL_UNROLL
-    if unroll is None:
-        unroll = "Portable Computing Language" not in ctx.device.platform
+    unroll = _unrolled(ctx)
     name = "gesv_gj" if solve else "getri_gj"
-    key = ("linalg-gj", name, dtype.name, ls, nm, bool(unroll))
+    key = ("linalg-gj", name, dtype.name, ls, nm, unroll)
     kernel = ctx.kernels.get(key)
     if kernel is None:
         program = get_program(ctx, key, "linalg.cl.mako", dtype=dtype.name, ls=ls,
-                              part="getri_gj", nm=nm, unroll=bool(unroll), solve=solve)
+                              part="getri_gj", nm=nm, unroll=unroll, solve=solve)
         kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel, ls, nm
 

@@ -198,13 +198,12 @@ def _program(ctx, width, digit=None):
     with `digit` (a key mode, or 'row'), one whose passes take their digits that way only
     (fewer instructions: the tile passes on GPUs that rank by warps)."""
     geo = _geometry(ctx, width)
-    key = ("sort", width, geo, digit)
+    search = (_SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES, _SEARCH_TAIL)
+    key = ("sort", width, geo, digit, search)  # (searchsorted launches by these too)
     entry = ctx.kernels.get(key)
     if entry is None:
         program = build(ctx, render("sort.cl.mako", width=width, digit=digit,
-                                    search=(_SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES,
-                                            _SEARCH_TAIL),
-                                    **geo._asdict()))
+                                    search=search, **geo._asdict()))
         kernels = {}
         for name, args in _ARGS.items():
             kernels[name] = Launcher(getattr(program, name),

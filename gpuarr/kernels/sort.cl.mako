@@ -10,7 +10,8 @@
 ##   scan_local   the most work-items sort_scan and the unique kernels run with (power of two)
 ##   hist_copies  copies of the histogram in sort_hist_all's local memory (GPUs: fewer
 ##                work-items meet at one address)
-##   search       (work-items, queries per work-item, samples) of sort_search_sampled
+##   search       (work-items, queries per work-item, samples, bytes of a read at once to
+##                end a search) of sort_search_sampled
 ##   digit        None, or what every pass's digit is taken from: a key `mode` (0-3) or 'row'
 ##                (the payload's row), fixed at build time
 ##   rank         how sort_onesweep ranks a tile: 'split' (two 4-bit splits, any device) or
