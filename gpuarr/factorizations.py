@@ -51,6 +51,9 @@ CHOL_TRSM = {"gpu": True, "cpu": False}
 LU_OUTER = {"gpu": 4, "cpu": 1}
 # QR: block sizes a panel (GPUs: at most PANEL_WIDTH columns).
 QR_BLOCK = {"gpu": 1, "cpu": 1}
+# Columns potrf_leaf (rows trsm_tile) takes between two barriers: a diagonal block of this
+# size factored (solved) by every work-item in registers.
+LEAF_STEP = 4
 # Triangular solves: leaves of this many block sizes (GPUs: at most trsm_tile's tb).
 TRSM_LEAF = {"gpu": 2, "cpu": 1}
 # Columns of the LU panel's leaves on CPUs (the one-matrix kernel); wider panels split in
@@ -166,12 +169,12 @@ def _local_sizes(ctx, dtype):
 
 def _kernel(ctx, name, dtype):
     ls = LOCAL[device_class(ctx)]
-    key = ("linalg", name, dtype.name, ls)
+    key = ("linalg", name, dtype.name, ls, LEAF_STEP)
     kernel = ctx.kernels.get(key)
     if kernel is None:  # one program per dtype holds every kernel: one build
         nb, tb, cb = _local_sizes(ctx, dtype)
-        program = get_program(ctx, ("linalg", dtype.name, ls), "linalg.cl.mako",
-                              dtype=dtype.name, ls=ls, nb=nb, tb=tb, cb=cb)
+        program = get_program(ctx, key[:1] + key[2:], "linalg.cl.mako",
+                              dtype=dtype.name, ls=ls, nb=nb, tb=tb, cb=cb, kb=LEAF_STEP)
         kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel, ls
 

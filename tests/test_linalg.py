@@ -544,6 +544,38 @@ def test_gpu_small_leaves_and_fallbacks(ctx, gpu_kernels, monkeypatch):
         la.cholesky(g(ctx, s))
 
 
+@pytest.mark.parametrize("dt", [np.float64, np.complex128])
+def test_gpu_leaves_in_steps_of_several_columns(ctx, gpu_kernels, dt):
+    """potrf_leaf and trsm_tile take LEAF_STEP columns (rows) a barrier: every size around
+    a step, a last step part empty, a failure at each place of a step (and NaN), lower and
+    upper, conjugated and unit triangles."""
+    need(ctx, dt)
+    step = factorizations.LEAF_STEP
+    for n in (1, 2, step - 1, step + 1, 2 * step + 2, 3 * step, 61):
+        s = spd((2, n, n), dt, n)
+        low = la.cholesky(g(ctx, s)).get()
+        assert np.all(np.triu(low, 1) == 0)
+        close(low, np.linalg.cholesky(s), dt, n)
+        t = np.tril(rand((n, n), dt, n), -1) / n + np.diag(rand((n,), dt, 2) + 3)
+        rhs = rand((2, n, 3), dt, 1)
+        for lower, tri in ((True, t), (False, adj(t))):
+            for trans in (0, 2):
+                for unit in (False, True):
+                    want = tri - np.diag(np.diagonal(tri)) + np.eye(n) if unit else tri
+                    want = adj(want) if trans else want
+                    got = la.solve_triangular(g(ctx, tri), g(ctx, rhs), lower=lower,
+                                              trans=trans, unit_diagonal=unit).get()
+                    close(got, np.linalg.solve(want, rhs), dt, n)
+    for k in (2, step, step + 1, 2 * step - 1, 2 * step + 1):
+        s = spd((3, 13, 13), dt, k)
+        s[2, k, k] = -40
+        with pytest.raises(np.linalg.LinAlgError, match=rf"order {k + 1}.*\(2,\)"):
+            la.cholesky(g(ctx, s))
+        s[2, k, k] = np.nan
+        with pytest.raises(np.linalg.LinAlgError, match=rf"order {k + 1}.*\(2,\)"):
+            la.cholesky(g(ctx, s))
+
+
 @pytest.mark.parametrize("dt", DTYPES)
 def test_small_systems_by_gauss_jordan(ctx, gpu_kernels, dt):
     """getri_gj and gesv_gj (GPUs' inverses and solves of matrices up to GJ_MAX): every row

@@ -66,7 +66,7 @@
 ##     right-hand sides) by blocks of pw rows, dinv the inverses of t's diagonal blocks; b
 ##     is overwritten; the triangle's blocks pass through local memory lc columns at a time.
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
-            unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False"/>\
+            unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -137,6 +137,7 @@ inline int first_from(const int start, const int step, const int lo)
 }
 #define NB ${nb}
 #define RSTEP (LS >= NB ? LS / NB : 1)  /* potrf_leaf runs with LS >= NB */
+#define KB ${kb}
 #define TB ${tb}
 #define CB ${cb}
 #define RG (LS / CB)
@@ -145,11 +146,17 @@ __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), MAT(w),
                 __global int *info)
 {
-    /* Work-item (jc, i0) owns column jc, rows i0, i0 + RSTEP, ... of the matrix in s. The
-       factorization keeps columns unscaled (s = L diag(L)): one barrier a step. (Measured
-       on H100/H200s against the same steps in registers: as fast for one matrix, and for
-       batches of small ones twice as fast: the registers cut how many work-groups an SM
-       holds.) */
+    /* Work-item (jc, i0) owns column jc, rows i0, i0 + RSTEP, ... of the matrix in s, whose
+       columns stay unscaled (s = L diag(L)). A step takes KB columns, one barrier: every
+       work-item factors their KB x KB diagonal block in registers (V, pivots D, g[c][c'] =
+       conj(V[c][c']) / D[c']), a column right of the block takes the block's rank-KB
+       update, and the block's own columns are finished into s's upper triangle (the lower
+       one is read during the step). With v = (I + g)^-1 x a row's finished block part from
+       its current one x, the update of s[i][jc] is x_i . h with h = (I + g)^-T f, f[c] =
+       conj(v_jc[c]) / D[c]: KB products a row, as in a rank-KB update.
+       (Measured on H100/H200s against the same steps in registers: as fast for one
+       matrix, and for batches of small ones twice as fast: the registers cut how many
+       work-groups an SM holds.) */
     __local T s[NB][NB + 1];
     __local T col[2][NB];
     __local R dg[NB];
@@ -157,21 +164,75 @@ void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), M
     const int lid = get_local_id(0);
     const int jc = lid % NB, i0 = lid / NB;
     const int mine = jc < n;
-    if (mine)
-        for (int i = first_from(i0, RSTEP, jc); i < n; i += RSTEP)
-            s[i][jc] = AT(a, i, jc);
+    {  /* every load in flight before the first store */
+% for u in range(-(-nb // max(1, ls // nb))):
+        const int row${u} = i0 + ${u} * RSTEP;
+        const int in${u} = mine && row${u} >= jc && row${u} < n;
+        const T x${u} = in${u} ? AT(a, row${u}, jc) : FROM_R(0);
+% endfor
+% for u in range(-(-nb // max(1, ls // nb))):
+        if (in${u})
+            s[row${u}][jc] = x${u};
+% endfor
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
-    int k = 0;
-    for (; k < n; ++k) {
-        const R d = RE(s[k][k]);
-        if (!(d > 0))  /* NaN too; every work-item read the same d */
+    int k = n;
+    for (int k0 = 0; k0 < n; k0 += KB) {
+        const int kc = min(KB, n - k0);  /* the block's columns (rows past it: 0, pivot 1) */
+        int bad = KB;
+% for c in range(kb):
+        /* the block's row ${c} */
+%   for c2 in range(c):
+        T v${c}_${c2} = ${c} < kc ? s[k0 + ${c}][k0 + ${c2}] : FROM_R(0);
+%     for c3 in range(c2):
+        v${c}_${c2} -= MUL(v${c}_${c3}, g${c2}_${c3});
+%     endfor
+        const T g${c}_${c2} = CONJ(v${c}_${c2}) * r${c2};
+%   endfor
+        T dd${c} = ${c} < kc ? s[k0 + ${c}][k0 + ${c}] : FROM_R(1);
+%   for c2 in range(c):
+        dd${c} -= MUL(v${c}_${c2}, g${c}_${c2});
+%   endfor
+        const R d${c} = RE(dd${c}), r${c} = 1 / d${c};
+        if (bad == KB && ${c} < kc && !(d${c} > 0))  /* NaN too; the same in every work-item */
+            bad = ${c};
+% endfor
+        if (bad < KB) {
+            k = k0 + bad;
             break;
-        if (lid == 0)
-            dg[k] = sqrt(d);
-        if (mine && jc > k) {
-            const T f = CONJ(s[jc][k]) / d;
+        }
+        if (lid < kc)
+            dg[k0 + lid] = sqrt(${' : '.join('lid == %d ? d%d' % (c, c) for c in range(kb - 1))} : d${kb - 1});
+        if (mine && jc >= k0 + KB) {  /* the rank-KB update of column jc */
+% for c in range(kb):
+            T vj${c} = s[jc][k0 + ${c}];
+%   for c2 in range(c):
+            vj${c} -= MUL(vj${c2}, g${c}_${c2});
+%   endfor
+% endfor
+% for c in reversed(range(kb)):
+            T h${c} = CONJ(vj${c}) * r${c};
+%   for c2 in range(c + 1, kb):
+            h${c} -= MUL(g${c2}_${c}, h${c2});
+%   endfor
+% endfor
             for (int i = first_from(i0, RSTEP, jc); i < n; i += RSTEP)
-                s[i][jc] -= MUL(s[i][k], f);
+                s[i][jc] -= ${' + '.join('MUL(s[i][k0 + %d], h%d)' % (c, c) for c in range(kb))};
+        } else if (mine && jc >= k0 && jc < k0 + kc) {  /* finish the block's column jc */
+            const int own = jc - k0;
+            for (int i = first_from(i0, RSTEP, jc + 1); i < n; i += RSTEP) {
+                T u0 = s[i][k0];
+% for c in range(1, kb):
+                T u${c} = FROM_R(0);
+                if (own >= ${c}) {
+                    u${c} = s[i][k0 + ${c}];
+%   for c2 in range(c):
+                    u${c} -= MUL(u${c2}, g${c}_${c2});
+%   endfor
+                }
+% endfor
+                s[jc][i] = ${' : '.join('own == %d ? u%d' % (c, c) for c in range(kb - 1))} : u${kb - 1};
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -186,7 +247,7 @@ void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), M
             if (i == jc) {
                 x = FROM_R(dg[jc]);
             } else if (i > jc) {
-                x = s[i][jc] / dg[jc];
+                x = s[jc][i] / dg[jc];
                 s[i][jc] = x;
             }
             AT(l, i, jc) = x;
@@ -499,8 +560,8 @@ void trsm_tile(const int n, const int nrhs, const int lower, const int unit, con
 {
     /* The triangle of t in tp (packed by rows of the lower triangle; an upper one reversed
        into it), CB columns of b in bs; work-item (cx, ry) owns column cx, rows ry + RG u.
-       Row k's solution is formed by every work-item from bs (not stored back): one
-       barrier a step. */
+       A step solves KB rows: every work-item forms their solutions in its column from bs
+       (not stored back) and takes them out of its later rows: one barrier a step. */
     __local T tp[TB * (TB + 1) / 2];
     __local T bs[TB][CB + 1];
     __local T dinv[TB];
@@ -509,32 +570,60 @@ void trsm_tile(const int n, const int nrhs, const int lower, const int unit, con
     const int cx = lid % CB, ry = lid / CB;
     const int j = get_group_id(0) * CB + cx;
     const int live = j < nrhs;
-    for (int i = ry; i < n; i += RG)
-        bs[i][cx] = !live ? FROM_R(0) : ident ? FROM_R((R)(i == j)) : AT(b, i, j);
-    for (int e = lid; e < n * n; e += LS) {
-        const int i = e / n, k = e % n;  /* packed position of (i, k), k <= i */
-        if (lower ? k <= i : k >= i) {
-            const T x = AT(t, i, k);
-            const int pi = lower ? i : n - 1 - i, pk = lower ? k : n - 1 - k;
-            tp[pi * (pi + 1) / 2 + pk] = conj_t ? CONJ(x) : x;
-            if (i == k)
-                dinv[pi] = use_dg ? dg[dg_off + bat * dg_sb + i] : unit ? FROM_R(1) :
-                           DIV(FROM_R(1), conj_t ? CONJ(x) : x);
+    {  /* every load in flight before the first store */
+% for u in range(-(-tb // max(1, ls // cb))):
+        const int row${u} = ry + ${u * max(1, ls // cb)};
+        const T x${u} = !live || row${u} >= n ? FROM_R(0) : ident ? FROM_R((R)(row${u} == j)) :
+                        AT(b, row${u}, j);
+% endfor
+% for e in range(-(-tb * tb // ls)):
+        const int e${e} = lid + ${e * ls}, i${e} = e${e} / n, k${e} = e${e} % n;
+        const int in${e} = e${e} < n * n && (lower ? k${e} <= i${e} : k${e} >= i${e});
+        const T t${e} = in${e} ? AT(t, i${e}, k${e}) : FROM_R(0);
+% endfor
+% for u in range(-(-tb // max(1, ls // cb))):
+        if (row${u} < n)
+            bs[row${u}][cx] = x${u};
+% endfor
+% for e in range(-(-tb * tb // ls)):
+        if (in${e}) {  /* packed position of (i, k), k <= i */
+            const T x = conj_t ? CONJ(t${e}) : t${e};
+            const int pi = lower ? i${e} : n - 1 - i${e}, pk = lower ? k${e} : n - 1 - k${e};
+            tp[pi * (pi + 1) / 2 + pk] = x;
+            if (i${e} == k${e})
+                dinv[pi] = use_dg ? dg[dg_off + bat * dg_sb + i${e}] : unit ? FROM_R(1) :
+                           DIV(FROM_R(1), x);
         }
+% endfor
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     /* in packed (reversed for upper) order: rows s > k depend on row k */
-    for (int k = 0; k < n; ++k) {
-        const int kr = lower ? k : n - 1 - k;
-        const T y = MUL(bs[kr][cx], dinv[k]);
-        if (live && ry == kr % RG)
-            AT(b, kr, j) = y;
+    for (int k0 = 0; k0 < n; k0 += KB) {
+% for c in range(kb):
+        T y${c} = FROM_R(0);
+        if (k0 + ${c} < n) {
+            const int kr = lower ? k0 + ${c} : n - 1 - k0 - ${c};
+            T x = bs[kr][cx];
+%   for c2 in range(c):
+            x -= MUL(tp[(k0 + ${c}) * (k0 + ${c + 1}) / 2 + k0 + ${c2}], y${c2});
+%   endfor
+            y${c} = MUL(x, dinv[k0 + ${c}]);
+            if (live && ry == kr % RG)
+                AT(b, kr, j) = y${c};
+        }
+% endfor
 % for u in range(-(-tb // max(1, ls // cb))):
-        {  /* row sr = ry + ${u} RG, solved after row kr */
+        {  /* row sr = ry + ${u} RG, solved after this step's rows */
             const int sr = ry + ${u * max(1, ls // cb)};
             const int s = lower ? sr : n - 1 - sr;
-            if (s > k && s < n)
-                bs[sr][cx] -= MUL(tp[s * (s + 1) / 2 + k], y);
+            if (s >= k0 + KB && s < n) {
+                const int at = s * (s + 1) / 2 + k0;
+                T x = bs[sr][cx];
+%   for c in range(kb):
+                x -= MUL(tp[at + ${c}], y${c});
+%   endfor
+                bs[sr][cx] = x;
+            }
         }
 % endfor
         barrier(CLK_LOCAL_MEM_FENCE);
