@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import blas, manipulation
+from . import blas
 from .base import empty, to_device, zeros
 from .errors import DeviceTimeout
 from .kernels import get_program, kernel_from
@@ -120,6 +120,8 @@ _I64 = np.int64
 _MAT = [None, _I64, _I64, _I64, _I64]
 _PIV = [None, _I64, _I64]
 _TYPES = {"potrf_leaf": [_I32] * 3 + _MAT * 3 + [None],
+          "potrf_panel": [_I32] * 3 + _MAT * 3 + [None],
+          "tril_blocks": [_I32] * 2 + _MAT * 2,
           "potrf1": [_I32] * 4 + _MAT * 3 + [None],
           "getrf": [_I32] * 3 + _MAT + _PIV + [None],
           "laswp": [_I32] * 6 + _MAT + _PIV,
@@ -151,10 +153,10 @@ _SIZES = {}
 
 
 def _local_sizes(ctx, dtype):
-    """(nb, tb, cb): the largest n of potrf_leaf, and of trsm_tile with its columns a
-    work-group: powers of two whose local arrays fit the device's local memory (trsm_tile:
-    at most 64 rows, 17 KiB of float32, so that an SM holds several work-groups of a
-    batch)."""
+    """(nb, tb, cb, pc): the largest n of potrf_leaf, and of trsm_tile with its columns a
+    work-group, and potrf_panel's columns a work-group: powers of two whose local arrays fit
+    the device's local memory (trsm_tile: at most 64 rows, 17 KiB of float32, so that an
+    SM holds several work-groups of a batch)."""
     key = (ctx.device.cl_device, dtype.itemsize)
     sizes = _SIZES.get(key)
     if sizes is None:
@@ -163,18 +165,20 @@ def _local_sizes(ctx, dtype):
         nb = 64 if (64 * 65 + 3 * 64) * item <= room else 32
         tb, cb = next(((tb, cb) for tb, cb in ((64, 32), (32, 32))
                        if (tb * (tb + 1) // 2 + tb * (cb + 1) + tb) * item <= room), (16, 32))
-        sizes = _SIZES[key] = (nb, tb, cb)
+        pc = next((pc for pc in (32, 16) if (nb * (nb + pc + 4)) * item <= room), 8)
+        sizes = _SIZES[key] = (nb, tb, cb, pc)
     return sizes
 
 
 def _kernel(ctx, name, dtype):
     ls = LOCAL[device_class(ctx)]
-    key = ("linalg", name, dtype.name, ls, LEAF_STEP)
+    sizes = _local_sizes(ctx, dtype)
+    key = ("linalg", name, dtype, ls, LEAF_STEP, sizes)
     kernel = ctx.kernels.get(key)
     if kernel is None:  # one program per dtype holds every kernel: one build
-        nb, tb, cb = _local_sizes(ctx, dtype)
-        program = get_program(ctx, key[:1] + key[2:], "linalg.cl.mako",
-                              dtype=dtype.name, ls=ls, nb=nb, tb=tb, cb=cb, kb=LEAF_STEP)
+        nb, tb, cb, pc = sizes
+        program = get_program(ctx, key[:1] + key[2:], "linalg.cl.mako", dtype=dtype.name,
+                              ls=ls, nb=nb, tb=tb, cb=cb, kb=LEAF_STEP, pc=pc)
         kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel, ls
 
@@ -340,9 +344,17 @@ def _split(n, leaf):
     return -(-(n // 2) // leaf) * leaf
 
 
+def _transposed(x):
+    """x.swapaxes(1, 2) of a 3-d array without the axis machinery (the blocked loops make
+    hundreds)."""
+    sb, sr, sc = x.strides
+    return x._view((x.shape[0], x.shape[2], x.shape[1]), (sb, sc, sr), x.offset)
+
+
 def _adjoint(x):
-    """x^H as a GEMM operand: a transposed view (real), a conjugated copy (complex)."""
-    t = x.swapaxes(-1, -2)
+    """x^H of a 3-d array as a GEMM operand: a transposed view (real), a conjugated copy
+    (complex)."""
+    t = _transposed(x)
     return UFUNCS["conjugate"](t) if x.dtype.kind == "c" else t
 
 
@@ -395,24 +407,39 @@ def potrf(a, info):
 
 
 def _potrf_in_place(a, info, nb, outer, depth):
-    """potrf's blocked loop in place, the panels below the diagonal blocks by triangular
-    solves on their transposes (true substitutions, a work-group per few of their rows)."""
-    n = a.shape[-1]
+    """potrf's blocked loop in place, a diagonal block and the panel below it (a triangular
+    solve) in one launch (potrf_panel), whose factor goes to d until the end."""
+    p, n = a.shape[0], a.shape[-1]
+    ctx = a.context
+    d = empty((p, n, nb), a.dtype, context=ctx)
     for k0 in range(0, n, outer):
         e0 = min(k0 + outer, n)
         for k in range(k0, e0, nb):
             e = min(k + nb, n)
-            diag = _sub(a, k, e, k, e)
-            _potrf_leaf(diag, diag, None, info, k)
+            l21 = _sub(a, e, n, k, e)
+            _potrf_panel(_sub(a, k, e, k, e), _sub(d, k, e, 0, e - k), l21, info, k)
             if e == n:
                 break
-            l21 = _sub(a, e, n, k, e)
-            trsm(diag, l21.swapaxes(1, 2), lower=True, conj_t=True)
             if e < e0:
                 blas.gemm_into(-1, l21, _adjoint(_sub(a, e, e0, k, e)), 1, _sub(a, e, n, e, e0))
         if e0 < n:
             syrk_lower(-1, _sub(a, e0, n, k0, e0), _sub(a, e0, n, e0, n), depth)
-    return manipulation.tril(a)
+    kernel, ls = _kernel(ctx, "tril_blocks", a.dtype)
+    enqueue(ctx, kernel, (_columns(n, ls), n, p), (ls, 1, 1), [n, nb, *_mat(a), *_mat(d)],
+            (a.storage, d.storage), (a.storage,))
+    return a
+
+
+def _potrf_panel(a, low, x, info, base):
+    """low = the Cholesky factor of the (p, n, n) view a, x = x L^-H for the (p, m, n) view
+    x (the panel below a); one launch."""
+    p, n, m = a.shape[0], a.shape[-1], x.shape[1]
+    ctx = a.context
+    kernel, ls = _kernel(ctx, "potrf_panel", a.dtype)
+    groups = -(-max(m, 1) // _local_sizes(ctx, a.dtype)[3])
+    enqueue(ctx, kernel, (groups * ls, p), (ls, 1),
+            [n, m, base, *_mat(a), *_mat(low), *_mat(_transposed(x)), info.storage],
+            (a.storage, x.storage), (low.storage, x.storage, info.storage))
 
 
 def _potrf_leaf(a, low, w, info, base):

@@ -526,7 +526,7 @@ def test_gpu_small_leaves_and_fallbacks(ctx, gpu_kernels, monkeypatch):
     panel, the host's QR panels); failures found past the first block."""
     need(ctx, np.float64)
     sizes = factorizations._local_sizes
-    monkeypatch.setattr(factorizations, "_local_sizes", lambda c, d: (16, 16, sizes(c, d)[2]))
+    monkeypatch.setattr(factorizations, "_local_sizes", lambda c, d: (16, 16, *sizes(c, d)[2:]))
     monkeypatch.setitem(factorizations.BLOCK, "gpu", 32)
     monkeypatch.setitem(factorizations.LU_OUTER, "gpu", 2)
     monkeypatch.setitem(factorizations.CHOL_OUTER, "gpu", 2)
@@ -548,7 +548,7 @@ def test_gpu_small_leaves_and_fallbacks(ctx, gpu_kernels, monkeypatch):
 def test_gpu_leaves_in_steps_of_several_columns(ctx, gpu_kernels, dt):
     """potrf_leaf and trsm_tile take LEAF_STEP columns (rows) a barrier: every size around
     a step, a last step part empty, a failure at each place of a step (and NaN), lower and
-    upper, conjugated and unit triangles."""
+    upper, conjugated and unit triangles; potrf_panel (a blocked Cholesky's step) too."""
     need(ctx, dt)
     step = factorizations.LEAF_STEP
     for n in (1, 2, step - 1, step + 1, 2 * step + 2, 3 * step, 61):
@@ -574,6 +574,11 @@ def test_gpu_leaves_in_steps_of_several_columns(ctx, gpu_kernels, dt):
         s[2, k, k] = np.nan
         with pytest.raises(np.linalg.LinAlgError, match=rf"order {k + 1}.*\(2,\)"):
             la.cholesky(g(ctx, s))
+    s = spd((2, 150, 150), dt, 7)  # blocked: potrf_panel, several work-groups a panel
+    close(la.cholesky(g(ctx, s)).get(), np.linalg.cholesky(s), dt, 150)
+    s[1, 101, 101] = -1e4
+    with pytest.raises(np.linalg.LinAlgError, match=r"order 102.*\(1,\)"):
+        la.cholesky(g(ctx, s))
 
 
 @pytest.mark.parametrize("dt", DTYPES)

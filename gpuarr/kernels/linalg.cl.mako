@@ -5,7 +5,8 @@
 ## part: 'main' (every kernel below but the panels), 'getrf_panel' or 'geqrf_panel' (that
 ## kernel, of one shape: rpt, lw, pw, ch, unroll), 'getrf_grid' or 'geqrf_grid' (pw, rw, warp),
 ## 'trsm_grid' (pw, rc, lc); main: nb (potrf_leaf's largest n), tb and cb (trsm_tile's
-## largest n, and columns a work-group).
+## largest n, and columns a work-group), kb (potrf_leaf's columns and trsm_tile's rows a
+## step), pc (potrf_panel's columns of b a work-group).
 ## Every matrix argument is (pointer, offset, batch stride, row stride, column stride) in
 ## elements; sizes, flags and offsets are arguments, so one build serves every shape.
 ## Defines (part 'main'):
@@ -14,6 +15,11 @@
 ##     l may be a), and with want_w W = L^-H into w; info[b] = base + k + 1 at the first
 ##     non-positive pivot k. One work-group per matrix, the matrix in local memory.
 ##   potrf1(count, n, base, want_w, a..., l..., w..., info): the same, one work-item per matrix.
+##   potrf_panel(n, m, base, a..., l..., b..., info): a step of the blocked Cholesky in one
+##     launch: potrf_leaf's L of the n x n block a into l (not a), and b = conj(L)^-1 b for
+##     the n x m b (the panel below a, transposed) in place; PC columns of b a work-group.
+##   tril_blocks(n, nb, a..., d...): a's strict upper triangle zeroed, its nb x nb diagonal
+##     blocks from d's rows (the factors potrf_panel put there).
 ##   getrf(m, n, base, a..., piv, piv_off, piv_sb, info): in-place LU with partial pivoting
 ##     of each m x n matrix (LAPACK's getf2) from global memory, one work-group per matrix;
 ##     piv[b, k] = base + the row swapped with row k; info[b] = base + k + 1 at the first
@@ -66,7 +72,7 @@
 ##     right-hand sides) by blocks of pw rows, dinv the inverses of t's diagonal blocks; b
 ##     is overwritten; the triangle's blocks pass through local memory lc columns at a time.
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
-            unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4"/>\
+            unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4, pc=32"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -141,11 +147,13 @@ inline int first_from(const int start, const int step, const int lo)
 #define TB ${tb}
 #define CB ${cb}
 #define RG (LS / CB)
+#define PC ${pc}
 
-__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
-void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), MAT(w),
-                __global int *info)
-{
+## potrf_leaf's and potrf_panel's Cholesky factorization of the n x n matrix a (its lower
+## triangle) in local memory: afterwards s's lower triangle holds L and dg its diagonal (no
+## barrier after), the factor is stored into l (where `store`, a condition, if given); at a
+## non-positive pivot info is set (the same) and the kernel returns. Needs s, dg, bat, lid, jc, i0, mine.
+<%def name="chol_in_local(store)">\
     /* Work-item (jc, i0) owns column jc, rows i0, i0 + RSTEP, ... of the matrix in s, whose
        columns stay unscaled (s = L diag(L)). A step takes KB columns, one barrier: every
        work-item factors their KB x KB diagonal block in registers (V, pivots D, g[c][c'] =
@@ -154,16 +162,9 @@ void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), M
        one is read during the step). With v = (I + g)^-1 x a row's finished block part from
        its current one x, the update of s[i][jc] is x_i . h with h = (I + g)^-T f, f[c] =
        conj(v_jc[c]) / D[c]: KB products a row, as in a rank-KB update.
-       (Measured on H100/H200s against the same steps in registers: as fast for one
+       (Measured on H100/H200s against the whole steps in registers: as fast for one
        matrix, and for batches of small ones twice as fast: the registers cut how many
        work-groups an SM holds.) */
-    __local T s[NB][NB + 1];
-    __local T col[2][NB];
-    __local R dg[NB];
-    const long bat = get_group_id(0);
-    const int lid = get_local_id(0);
-    const int jc = lid % NB, i0 = lid / NB;
-    const int mine = jc < n;
     {  /* every load in flight before the first store */
 % for u in range(-(-nb // max(1, ls // nb))):
         const int row${u} = i0 + ${u} * RSTEP;
@@ -237,7 +238,7 @@ void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), M
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (k < n) {
-        if (lid == 0 && info[bat] == 0)
+        if (lid == 0${'' if store is None else ' && ' + store} && info[bat] == 0)
             info[bat] = base + k + 1;
         return;
     }
@@ -250,8 +251,26 @@ void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), M
                 x = s[jc][i] / dg[jc];
                 s[i][jc] = x;
             }
+% if store is None:
             AT(l, i, jc) = x;
+% else:
+            if (${store})
+                AT(l, i, jc) = x;
+% endif
         }
+</%def>\
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), MAT(w),
+                __global int *info)
+{
+    __local T s[NB][NB + 1];
+    __local T col[2][NB];
+    __local R dg[NB];
+    const long bat = get_group_id(0);
+    const int lid = get_local_id(0);
+    const int jc = lid % NB, i0 = lid / NB;
+    const int mine = jc < n;
+${chol_in_local(None)}\
     if (!want_w)
         return;
     /* L X = I a column of L at a time, X = diag(1 / dg) Y with Y's strict lower triangle
@@ -530,6 +549,21 @@ __kernel void gather(const int rows, const int cols, const int by_cols, MAT(x),
     AT(y, i, j) = by_cols ? AT(x, i, src) : AT(x, src, j);
 }
 
+__kernel void tril_blocks(const int n, const int nb, MAT(a), MAT(d))
+{
+    /* a's strict upper triangle zeroed, its diagonal blocks' lower triangles from d (rows
+       k..k+nb-1 of d hold those of the block at k, nb a multiple, in columns 0..nb-1).
+       Work-items over (columns, rows, batch). */
+    const int jj = get_global_id(0), i = get_global_id(1);
+    const long bat = get_global_id(2);
+    if (jj >= n || i >= n)
+        return;
+    if (jj > i)
+        AT(a, i, jj) = FROM_R(0);
+    else if (i / nb == jj / nb)
+        AT(a, i, jj) = AT(d, i, jj % nb);
+}
+
 __kernel void trsm(const int n, const int nrhs, const int lower, const int unit,
                    const int conj_t, const int ident, MAT(t), MAT(b))
 {
@@ -553,6 +587,57 @@ __kernel void trsm(const int n, const int nrhs, const int lower, const int unit,
     }
 }
 
+## Columns of b for solve_steps: each work-item's rows loaded into registers (bx0...; the
+## identity's columns where `ident`), then stored into bs. Needs cx, ry, j, live, n.
+<%def name="columns_load(tb, rg, ident)">\
+% for u in range(-(-tb // rg)):
+        const int brow${u} = ry + ${u * rg};
+        const T bx${u} = !live || brow${u} >= n ? FROM_R(0) : ${ident} ?
+                         FROM_R((R)(brow${u} == j)) : AT(b, brow${u}, j);
+% endfor
+</%def>\
+<%def name="columns_store(tb, rg)">\
+% for u in range(-(-tb // rg)):
+        if (brow${u} < n)
+            bs[brow${u}][cx] = bx${u};
+% endfor
+</%def>\
+## The steps of a triangular solve b = t^-1 b of trsm_tile and potrf_panel: bs holds rows
+## 0..n-1 of b's columns (rg work-items a column: work-item (cx, ry) owns rows ry + rg u of
+## column cx, up to tb rows); tri(q, k) the triangle's element (q, k) in packed order
+## (reversed for upper), dinv its diagonal's inverses; the solution is stored into b.
+<%def name="solve_steps(tri, dinv, tb, rg)">\
+    /* in packed (reversed for upper) order: rows q > k depend on row k */
+    for (int k0 = 0; k0 < n; k0 += KB) {
+% for c in range(kb):
+        T y${c} = FROM_R(0);
+        if (k0 + ${c} < n) {
+            const int kr = lower ? k0 + ${c} : n - 1 - k0 - ${c};
+            T x = bs[kr][cx];
+%   for c2 in range(c):
+            x -= MUL(${tri('k0 + %d' % c, 'k0 + %d' % c2)}, y${c2});
+%   endfor
+            y${c} = MUL(x, ${dinv}[k0 + ${c}]);
+            if (live && ry == kr % ${rg})
+                AT(b, kr, j) = y${c};
+        }
+% endfor
+% for u in range(-(-tb // rg)):
+        {  /* row sr = ry + ${u} x ${rg}, solved after this step's rows */
+            const int sr = ry + ${u * rg};
+            const int q = lower ? sr : n - 1 - sr;
+            if (q >= k0 + KB && q < n) {
+                T x = bs[sr][cx];
+%   for c in range(kb):
+                x -= MUL(${tri('q', 'k0 + %d' % c)}, y${c});
+%   endfor
+                bs[sr][cx] = x;
+            }
+        }
+% endfor
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+</%def>\
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void trsm_tile(const int n, const int nrhs, const int lower, const int unit, const int conj_t,
                const int ident, MAT(t), MAT(b), const int use_dg, __global const T *dg,
@@ -571,63 +656,54 @@ void trsm_tile(const int n, const int nrhs, const int lower, const int unit, con
     const int j = get_group_id(0) * CB + cx;
     const int live = j < nrhs;
     {  /* every load in flight before the first store */
-% for u in range(-(-tb // max(1, ls // cb))):
-        const int row${u} = ry + ${u * max(1, ls // cb)};
-        const T x${u} = !live || row${u} >= n ? FROM_R(0) : ident ? FROM_R((R)(row${u} == j)) :
-                        AT(b, row${u}, j);
-% endfor
+${columns_load(tb, max(1, ls // cb), 'ident')}\
 % for e in range(-(-tb * tb // ls)):
-        const int e${e} = lid + ${e * ls}, i${e} = e${e} / n, k${e} = e${e} % n;
-        const int in${e} = e${e} < n * n && (lower ? k${e} <= i${e} : k${e} >= i${e});
-        const T t${e} = in${e} ? AT(t, i${e}, k${e}) : FROM_R(0);
+        const int e${e} = lid + ${e * ls}, ti${e} = e${e} / n, tk${e} = e${e} % n;
+        const int in${e} = e${e} < n * n && (lower ? tk${e} <= ti${e} : tk${e} >= ti${e});
+        const T t${e} = in${e} ? AT(t, ti${e}, tk${e}) : FROM_R(0);
 % endfor
-% for u in range(-(-tb // max(1, ls // cb))):
-        if (row${u} < n)
-            bs[row${u}][cx] = x${u};
-% endfor
+${columns_store(tb, max(1, ls // cb))}\
 % for e in range(-(-tb * tb // ls)):
         if (in${e}) {  /* packed position of (i, k), k <= i */
             const T x = conj_t ? CONJ(t${e}) : t${e};
-            const int pi = lower ? i${e} : n - 1 - i${e}, pk = lower ? k${e} : n - 1 - k${e};
+            const int pi = lower ? ti${e} : n - 1 - ti${e}, pk = lower ? tk${e} : n - 1 - tk${e};
             tp[pi * (pi + 1) / 2 + pk] = x;
-            if (i${e} == k${e})
-                dinv[pi] = use_dg ? dg[dg_off + bat * dg_sb + i${e}] : unit ? FROM_R(1) :
+            if (ti${e} == tk${e})
+                dinv[pi] = use_dg ? dg[dg_off + bat * dg_sb + ti${e}] : unit ? FROM_R(1) :
                            DIV(FROM_R(1), x);
         }
 % endfor
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* in packed (reversed for upper) order: rows s > k depend on row k */
-    for (int k0 = 0; k0 < n; k0 += KB) {
-% for c in range(kb):
-        T y${c} = FROM_R(0);
-        if (k0 + ${c} < n) {
-            const int kr = lower ? k0 + ${c} : n - 1 - k0 - ${c};
-            T x = bs[kr][cx];
-%   for c2 in range(c):
-            x -= MUL(tp[(k0 + ${c}) * (k0 + ${c + 1}) / 2 + k0 + ${c2}], y${c2});
-%   endfor
-            y${c} = MUL(x, dinv[k0 + ${c}]);
-            if (live && ry == kr % RG)
-                AT(b, kr, j) = y${c};
-        }
-% endfor
-% for u in range(-(-tb // max(1, ls // cb))):
-        {  /* row sr = ry + ${u} RG, solved after this step's rows */
-            const int sr = ry + ${u * max(1, ls // cb)};
-            const int s = lower ? sr : n - 1 - sr;
-            if (s >= k0 + KB && s < n) {
-                const int at = s * (s + 1) / 2 + k0;
-                T x = bs[sr][cx];
-%   for c in range(kb):
-                x -= MUL(tp[at + ${c}], y${c});
-%   endfor
-                bs[sr][cx] = x;
-            }
-        }
-% endfor
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+${solve_steps(lambda q, k: 'tp[(%s) * (%s + 1) / 2 + %s]' % (q, q, k), 'dinv', tb, max(1, ls // cb))}\
+}
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void potrf_panel(const int n, const int m, const int base, MAT(a), MAT(l), MAT(b),
+                 __global int *info)
+{
+    /* Every work-group factors the diagonal block a as potrf_leaf (work-group 0 stores the
+       factor into l, which is not a: the others may still be reading a) and solves PC of
+       b's columns as trsm_tile with conj(L) from s; the columns' loads are in flight
+       during the factorization. */
+    __local T s[NB][NB + 1];
+    __local T bs[NB][PC + 1];
+    __local R dg[NB];
+    __local T rdg[NB];
+    const long bat = get_group_id(1);
+    const int lid = get_local_id(0);
+    const int jc = lid % NB, i0 = lid / NB;
+    const int mine = jc < n;
+    const int cx = lid % PC, ry = lid / PC;
+    const int j = get_group_id(0) * PC + cx;
+    const int live = j < m, lower = 1;
+${columns_load(nb, max(1, ls // pc), '0')}\
+${chol_in_local('get_group_id(0) == 0')}\
+${columns_store(nb, max(1, ls // pc))}\
+    if (lid < n)
+        rdg[lid] = FROM_R(1 / dg[lid]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+${solve_steps(lambda q, k: 'CONJ(s[%s][%s])' % (q, k), 'rdg', nb, max(1, ls // pc))}\
 }
 
 __kernel void syevj1(const int count, const int n, const int upper, MAT(a), MAT(v),

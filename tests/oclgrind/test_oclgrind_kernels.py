@@ -150,6 +150,22 @@ def test_small_inverses_and_solves(ctx):
         linalg.inv(ga.asarray(h, context=ctx))
 
 
+def test_cholesky_steps(ctx):
+    """potrf_panel (a diagonal block and the panel below it, three work-groups), tril_blocks,
+    the update GEMMs; potrf_leaf and trsm_tile through a batch and a triangular solve."""
+    from gpuarr import linalg
+    h = _host((130, 130))
+    s = h @ h.T / 130 + np.eye(130, dtype=np.float32)
+    _close(linalg.cholesky(ga.asarray(s, context=ctx)), np.linalg.cholesky(s), atol=1e-4)
+    small = s[None, :9, :9].repeat(3, axis=0)
+    _close(linalg.cholesky(ga.asarray(small, context=ctx)), np.linalg.cholesky(small),
+           atol=1e-4)
+    t = np.tril(s[:70, :70])
+    b = _host((70, 3))
+    _close(linalg.solve_triangular(ga.asarray(t, context=ctx), ga.asarray(b, context=ctx),
+                                   lower=True), np.linalg.solve(t, b), atol=1e-4)
+
+
 def test_random_and_user_kernels(ctx):
     u = ga.random.default_rng(3).random(5000, dtype=np.float32).get()
     assert u.shape == (5000,) and u.min() >= 0 and u.max() < 1
