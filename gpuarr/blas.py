@@ -884,19 +884,29 @@ FAMILIES = (
 # A long sum of products is split along k into chunks whose partial products are summed by
 # a reduction: one float32 accumulator over 2^20 terms kept 3 digits fewer than numpy
 # (x.T @ x of a 2^20 x 8 array: 4.8e-4 relative error against numpy's 8e-7), and an output
-# of a few tiles leaves most of a GPU idle while one work-group walks all of k.
+# of a few tiles leaves most of a GPU idle while one work-group walks all of k. On GPUs an
+# output of at most half as many 64 x 64 tiles as compute units is split too (chunks of
+# SPLIT_K_FILL at least), however long k: QR's 64 x 64 Gram matrices of 4096 rows took 409
+# us unsplit (float64, H200), and its 64-row products V^H C left half the SMs idle.
 _SPLIT_K_CHUNK = 4096        # k per chunk, at least
 _SPLIT_K_BYTES = 256 << 20   # the partial products' buffer, at most
+SPLIT_K_FILL = 512
 
 
 def _split_k_parts(c, k):
     """The number of k chunks for a single float32/float64 product into c, or 0 (no split):
-    k at least four chunks long and many times the output's sides."""
+    k at least four chunks long and many times the output's sides; on GPUs, also an output
+    of few tiles (not a vector) and k of two SPLIT_K_FILL chunks or more."""
     _, m, n = c.shape
-    if c.shape[0] != 1 or c.dtype not in _REAL[1:] or k < 4 * _SPLIT_K_CHUNK or \
-            k < 16 * max(m, n):
+    if c.shape[0] != 1 or c.dtype not in _REAL[1:]:
         return 0
-    parts = min(k // _SPLIT_K_CHUNK, _SPLIT_K_BYTES // (m * n * c.itemsize))
+    if k >= 4 * _SPLIT_K_CHUNK and k >= 16 * max(m, n):
+        parts = min(k // _SPLIT_K_CHUNK, _SPLIT_K_BYTES // (m * n * c.itemsize))
+    elif device_class(c.context) == "gpu" and min(m, n) > 1:
+        parts = min(c.context.device.compute_units // (-(-m // 64) * -(-n // 64)),
+                    k // SPLIT_K_FILL)
+    else:
+        return 0
     return parts if parts >= 2 else 0
 
 

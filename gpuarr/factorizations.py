@@ -907,7 +907,7 @@ def _device_panel(a, k, e, spec, grid=None, info=None):
         enqueue(ctx, kernel, (spec[0] * p,), (spec[0],), [rows, w, int(vh is not None), *args],
                 (), writes)
     if vh is None:
-        vh = v.swapaxes(1, 2)
+        vh = _transposed(v)
     gram = empty((p, w, w), dt, context=ctx)
     blas.gemm_into(1, vh, v, 0, gram)
     # LAPACK's larft: T^-1 = diag(1 / tau) + the strict upper triangle of V^H V

@@ -7,6 +7,7 @@ runs each test on the CPU kernels and on the GPU tiles.
 PoCL builds each distinct kernel in about a second (a GPU tile of the column shape in about
 four): cases are chosen to share kernels (dtype, tile and layout flags, never sizes)."""
 
+import dataclasses
 import itertools
 import re
 
@@ -613,6 +614,15 @@ def test_dispatch_table_choices(ctx, builtin_table, monkeypatch):
     assert pick("gpu", (1, 40), (40, 300)) == "row"
     long = ga.broadcast_to(ga.zeros((1, 8), np.float32, context=ctx), (1 << 20, 8))
     assert pick("gpu", long.T, long) == pick("cpu", long.T, long) == "split_k"
+    # GPUs: an output of few tiles (this device's compute units over two) with k of two
+    # SPLIT_K_FILL chunks; not a vector, nor on CPUs
+    fill = 2 * blas.SPLIT_K_FILL
+    tiles = max(ctx.device.compute_units // 2, 1)
+    assert pick("gpu", (64, fill), (fill, 64 * tiles)) == "split_k"
+    assert pick("gpu", (64, fill - 1), (fill - 1, 64)) != "split_k"
+    assert pick("gpu", (64, fill), (fill, 64 * (ctx.device.compute_units // 2 + 1))) != "split_k"
+    assert pick("gpu", (64, fill), (fill, 1)) != "split_k"
+    assert pick("cpu", (64, fill), (fill, 64)) != "split_k"
     tile = dict(blas.MMA_TILES["3xtf32"][8], bm=128, bn=128)
     monkeypatch.setattr(blas, "_mma_tile", lambda c, prec: tile)
     assert pick("nvidia", (128, 64), (64, 128)) == "mma"
@@ -695,6 +705,24 @@ def test_batch_broadcasting_dtypes(ctx, device_class, dtype):
     a, b = _data((3, 1, 5, 7), dtype, 97), _data((1, 4, 7, 6), dtype, 98)
     _close(ga.asarray(a, context=ctx) @ ga.asarray(b, context=ctx), _wide(a) @ _wide(b),
            dtype, 7)
+
+
+def test_split_k_fills_a_gpu(ctx, monkeypatch):
+    """GPUs: a product of few output tiles and a k of a few SPLIT_K_FILL chunks (a QR's Gram
+    matrix, a transposed view) split into parts, against numpy and the unsplit product."""
+    monkeypatch.setattr(blas, "device_class", lambda c: "gpu")
+    monkeypatch.setattr(blas, "_mma_tile", lambda c, prec: None)
+    monkeypatch.setattr(ctx, "device", dataclasses.replace(ctx.device, compute_units=8))
+    h = _data((3 * blas.SPLIT_K_FILL + 5, 40), np.float32, 99)
+    x = ga.asarray(h, context=ctx)
+    assert blas._split_k_parts(ga.empty((1, 40, 40), np.float32, context=ctx), h.shape[0]) == 3
+    _, launches = _counting(monkeypatch)
+    split = x.T @ x
+    assert launches[0] == "split_k"
+    _close(split, _wide(h).T @ _wide(h), np.float32, h.shape[0])
+    monkeypatch.setattr(blas, "_split_k_parts", lambda c, k: 0)
+    blas.forget_plans()
+    np.testing.assert_allclose(split.get(), (x.T @ x).get(), rtol=1e-5, atol=1e-3)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
