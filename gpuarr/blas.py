@@ -886,23 +886,28 @@ FAMILIES = (
 # (x.T @ x of a 2^20 x 8 array: 4.8e-4 relative error against numpy's 8e-7), and an output
 # of a few tiles leaves most of a GPU idle while one work-group walks all of k. On GPUs an
 # output of at most half as many 64 x 64 tiles as compute units is split too (chunks of
-# SPLIT_K_FILL at least), however long k: QR's 64 x 64 Gram matrices of 4096 rows took 409
-# us unsplit (float64, H200), and its 64-row products V^H C left half the SMs idle.
+# SPLIT_K_FILL at least) where the product has SPLIT_K_WORK multiply-adds and is not narrow
+# (H200: QR's 64 x 64 x 4096 Gram matrices float64 429 -> 125 us, 64 x 4000 x 4000 462 ->
+# 244 us; below the floor the extra launches cost more, 64 x 1024 x 64 float32 29 -> 77 us,
+# and narrow products, 500 x 2000 x 10 float32 60 -> 128 us, have a kernel of their own).
 _SPLIT_K_CHUNK = 4096        # k per chunk, at least
 _SPLIT_K_BYTES = 256 << 20   # the partial products' buffer, at most
 SPLIT_K_FILL = 512
+SPLIT_K_WORK = {4: 1 << 26, 8: 1 << 22}  # by itemsize: float64's kernels are slower
 
 
 def _split_k_parts(c, k):
     """The number of k chunks for a single float32/float64 product into c, or 0 (no split):
     k at least four chunks long and many times the output's sides; on GPUs, also an output
-    of few tiles (not a vector) and k of two SPLIT_K_FILL chunks or more."""
+    of few tiles (16 wide at least), k of two SPLIT_K_FILL chunks or more and SPLIT_K_WORK
+    multiply-adds."""
     _, m, n = c.shape
     if c.shape[0] != 1 or c.dtype not in _REAL[1:]:
         return 0
     if k >= 4 * _SPLIT_K_CHUNK and k >= 16 * max(m, n):
         parts = min(k // _SPLIT_K_CHUNK, _SPLIT_K_BYTES // (m * n * c.itemsize))
-    elif device_class(c.context) == "gpu" and min(m, n) > 1:
+    elif device_class(c.context) == "gpu" and min(m, n) >= 16 and \
+            m * n * k >= SPLIT_K_WORK[c.itemsize]:
         parts = min(c.context.device.compute_units // (-(-m // 64) * -(-n // 64)),
                     k // SPLIT_K_FILL)
     else:

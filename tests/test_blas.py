@@ -615,14 +615,18 @@ def test_dispatch_table_choices(ctx, builtin_table, monkeypatch):
     long = ga.broadcast_to(ga.zeros((1, 8), np.float32, context=ctx), (1 << 20, 8))
     assert pick("gpu", long.T, long) == pick("cpu", long.T, long) == "split_k"
     # GPUs: an output of few tiles (this device's compute units over two) with k of two
-    # SPLIT_K_FILL chunks; not a vector, nor on CPUs
+    # SPLIT_K_FILL chunks; not a narrow one, nor on CPUs
+    monkeypatch.setattr(blas, "SPLIT_K_WORK", {4: 1, 8: 1})
     fill = 2 * blas.SPLIT_K_FILL
     tiles = max(ctx.device.compute_units // 2, 1)
     assert pick("gpu", (64, fill), (fill, 64 * tiles)) == "split_k"
     assert pick("gpu", (64, fill - 1), (fill - 1, 64)) != "split_k"
     assert pick("gpu", (64, fill), (fill, 64 * (ctx.device.compute_units // 2 + 1))) != "split_k"
-    assert pick("gpu", (64, fill), (fill, 1)) != "split_k"
+    narrow = (pick("gpu", (64, fill), (fill, 1)), pick("gpu", (64, fill), (fill, 15)))
+    assert "split_k" not in narrow
     assert pick("cpu", (64, fill), (fill, 64)) != "split_k"
+    monkeypatch.setattr(blas, "SPLIT_K_WORK", {4: 64 * fill * 64 + 1, 8: 1})
+    assert pick("gpu", (64, fill), (fill, 64)) != "split_k"  # too little work
     tile = dict(blas.MMA_TILES["3xtf32"][8], bm=128, bn=128)
     monkeypatch.setattr(blas, "_mma_tile", lambda c, prec: tile)
     assert pick("nvidia", (128, 64), (64, 128)) == "mma"
@@ -713,6 +717,7 @@ def test_split_k_fills_a_gpu(ctx, monkeypatch):
     monkeypatch.setattr(blas, "device_class", lambda c: "gpu")
     monkeypatch.setattr(blas, "_mma_tile", lambda c, prec: None)
     monkeypatch.setattr(ctx, "device", dataclasses.replace(ctx.device, compute_units=8))
+    monkeypatch.setattr(blas, "SPLIT_K_WORK", {4: 40 * 40 * 1024, 8: 1})
     h = _data((3 * blas.SPLIT_K_FILL + 5, 40), np.float32, 99)
     x = ga.asarray(h, context=ctx)
     assert blas._split_k_parts(ga.empty((1, 40, 40), np.float32, context=ctx), h.shape[0]) == 3
