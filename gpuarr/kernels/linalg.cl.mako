@@ -152,7 +152,8 @@ inline int first_from(const int start, const int step, const int lo)
 ## potrf_leaf's and potrf_panel's Cholesky factorization of the n x n matrix a (its lower
 ## triangle) in local memory: afterwards s's lower triangle holds L and dg its diagonal (no
 ## barrier after), the factor is stored into l (where `store`, a condition, if given); at a
-## non-positive pivot info is set (the same) and the kernel returns. Needs s, dg, bat, lid, jc, i0, mine.
+## non-positive pivot info is set (the same) and the kernel returns. Needs s, dg, bat, lid,
+## jc, i0, mine; kb >= 2.
 <%def name="chol_in_local(store)">\
     /* Work-item (jc, i0) owns column jc, rows i0, i0 + RSTEP, ... of the matrix in s, whose
        columns stay unscaled (s = L diag(L)). A step takes KB columns, one barrier: every
