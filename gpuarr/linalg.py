@@ -19,7 +19,7 @@ from . import blas, factorizations, manipulation, reduction
 from .array_api import _pair, matrix_transpose, vecdot
 from .base import ArrayBase, asarray, broadcast_to, empty, to_device, zeros
 from .errors import ArgumentError, ArgumentTypeError, LinAlgError, ShapeError, UnsupportedError
-from .ufuncs import UFUNCS, broadcast_shapes
+from .ufuncs import UFUNCS, broadcast_shapes, real
 
 NOT_YET = ()
 
@@ -435,9 +435,10 @@ def _host(x, name, square=True):
     return x, dt, x.get().astype(dt, copy=False)
 
 
-def _eigh(x, UPLO, name):
+def _eigh(x, UPLO, name, vectors=True):
     """(w, v) of the Hermitian stack x: Jacobi on the device up to factorizations'
-    JACOBI_MAX, else LAPACK on the host."""
+    JACOBI_MAX, one-sided block Jacobi on the device where gesvj_fits, else LAPACK on the
+    host (v None without `vectors`)."""
     if UPLO not in ("L", "U"):
         raise ArgumentError(f"{name}: UPLO must be 'L' or 'U', not {UPLO!r}")
     x, dt = _stack(x, name)
@@ -445,8 +446,91 @@ def _eigh(x, UPLO, name):
     if n <= factorizations.jacobi_max(x.context):
         w, v = factorizations.syevj(_work(x, dt), upper=UPLO == "U")
         return w.reshape((*batch, n)), v.reshape(x.shape)
-    w, v = np.linalg.eigh(x.get().astype(dt, copy=False), UPLO=UPLO)
+    p = math.prod(batch)
+    if factorizations.gesvj_fits(x.context, p, n, n, hermitian=True):
+        found = _eigh_jacobi(_work(x, dt), UPLO == "U", vectors)
+        if found is not None:
+            w, v = found
+            return w.reshape((*batch, n)), None if v is None else v.reshape(x.shape)
+    h = x.get().astype(dt, copy=False)
+    if not vectors:
+        return to_device(np.linalg.eigvalsh(h, UPLO=UPLO), x.context), None
+    w, v = np.linalg.eigh(h, UPLO=UPLO)
     return to_device(w, x.context), to_device(v, x.context)
+
+
+def _scaled(a):
+    """(the powers of two near max |a| of each matrix of the (p, m, n) stack a, on the
+    host), or None where a matrix holds a NaN or an infinity (those go to LAPACK)."""
+    top = reduction.max(UFUNCS["absolute"](a), (1, 2), keepdims=False).get()
+    if not np.all(np.isfinite(top)):
+        return None
+    return np.exp2(np.floor(np.log2(np.where(top > 0, top, 1)))).astype(_real(a.dtype))
+
+
+def _jacobi_start(a, scale, rows, vectors):
+    """The rows for factorizations.gesvj: a's columns over `scale`, zeros past them to
+    `rows`, and V's rows (the identity) where `vectors`."""
+    p, m, n = a.shape
+    ctx = a.context
+    x = zeros((p, rows, m), a.dtype, context=ctx)
+    inv = to_device((1 / scale).reshape(p, 1, 1), ctx)
+    UFUNCS["multiply"](factorizations._transposed(a), inv, out=x[:, :n])
+    if not vectors:
+        return x, None
+    vt = zeros((p, rows, n), a.dtype, context=ctx)
+    st = vt.strides
+    vt._view((p, n), (st[0], st[1] + st[2])).fill(1)
+    return x, vt
+
+
+def _rows_ordered(x, order, shape, transpose=False):
+    """x's rows (p, r, c) in the host's `order` (p, k) as a new (p, k, c) array, or its
+    transpose (p, c, k) with `transpose`."""
+    perm = to_device(np.ascontiguousarray(order, dtype=np.int32), x.context)
+    out = empty(shape, x.dtype, context=x.context)
+    factorizations.gather_rows(x, perm, factorizations._transposed(out) if transpose else out)
+    return out
+
+
+def _diagonal_view(x):
+    """The diagonals (p, k) of the (p, r, c) array x, a view."""
+    sb, sr, sc = x.strides
+    return x._view((x.shape[0], min(x.shape[1:])), (sb, sr + sc))
+
+
+def _eigh_jacobi(a, upper, vectors):
+    """eigh of the (p, n, n) stack a (its upper triangle with `upper`, else the lower) by
+    one-sided Jacobi on B = A + shift I, shift >= 0 making B positive semidefinite
+    (Gershgorin): B's right singular vectors are A's eigenvectors (no pairing of +-lambda).
+    Eigenvalues: the Rayleigh quotients v^H A v (vectors' errors grow with the shift; the
+    quotients' only with their square). None where a has a NaN or an infinity."""
+    p, n, _ = a.shape
+    ctx = a.context
+    tri = manipulation.triu(a, 1) if upper else manipulation.tril(a, -1)
+    full = UFUNCS["add"](tri, _adjoint(tri))
+    diag = real(_diagonal_view(a)).copy()
+    _diagonal_view(full)[...] = diag
+    scale = _scaled(full)
+    if scale is None:
+        return None
+    radius = UFUNCS["subtract"](reduction.sum(UFUNCS["absolute"](full), 2, keepdims=False),
+                                UFUNCS["absolute"](diag))
+    shift = UFUNCS["maximum"](UFUNCS["negative"](
+        reduction.min(UFUNCS["subtract"](diag, radius), 1, keepdims=False)), 0)
+    b = full.copy()
+    _diagonal_view(b)[...] = UFUNCS["add"](diag, shift.reshape(p, 1))
+    done, _, vt = factorizations.gesvj(*_jacobi_start(b, scale, factorizations.gesvj_rows(n),
+                                                      True))
+    if not done.all():
+        raise LinAlgError("eigh: Jacobi did not converge")
+    vt = vt[:, :n]
+    av = blas.matmul(vt, matrix_transpose(full))  # row i: (A v_i)^T
+    w = real(reduction.sum(UFUNCS["multiply"](UFUNCS["conjugate"](vt), av), 2,
+                           keepdims=False)).get()
+    order = np.argsort(w, axis=-1, kind="stable")
+    w = to_device(np.take_along_axis(w, order, -1), ctx)
+    return w, _rows_ordered(vt, order, (p, n, n), transpose=True) if vectors else None
 
 
 def eigh(x, /, UPLO="L"):
@@ -457,7 +541,7 @@ def eigh(x, /, UPLO="L"):
 
 def eigvalsh(x, /, UPLO="L"):
     """The eigenvalues (ascending) of each Hermitian matrix."""
-    return _eigh(x, UPLO, "eigvalsh")[0]
+    return _eigh(x, UPLO, "eigvalsh", vectors=False)[0]
 
 
 def _eig(x, name, vectors):
@@ -484,20 +568,91 @@ def eigvals(x, /):
     return _eig(x, "eigvals", False)
 
 
+def _svd_jacobi(a, full_matrices, compute_uv):
+    """(u, s, vh) (u, vh None without compute_uv) of the (p, m, n) stack a, m >= n, by
+    one-sided Jacobi on its columns: A V = U S. U's columns of zero (below max(s) m eps)
+    singular values, and with full_matrices its m - n more, complete an orthonormal basis
+    through a QR of U (its first columns kept up to sign). None where a has a NaN or an
+    infinity."""
+    p, m, n = a.shape
+    ctx = a.context
+    scale = _scaled(a)
+    if scale is None:
+        return None
+    done, x, vt = factorizations.gesvj(*_jacobi_start(a, scale, factorizations.gesvj_rows(n),
+                                                      compute_uv))
+    if not done.all():
+        raise LinAlgError("SVD did not converge")
+    sigma = vector_norm(x[:, :n], axis=2).get() * scale[:, None]
+    order = np.argsort(-sigma, axis=-1, kind="stable")
+    s = np.take_along_axis(sigma, order, -1)
+    s_dev = to_device(s, ctx)
+    if not compute_uv:
+        return None, s_dev, None
+    vh = _rows_ordered(vt, order, (p, n, n))
+    if a.dtype.kind == "c":
+        vh = UFUNCS["conjugate"](vh, out=vh)
+    ut = _rows_ordered(x, order, (p, n, m))  # U's columns as rows, times s / scale
+    null = s <= np.max(s, axis=-1, keepdims=True, initial=0) * m * np.finfo(a.dtype).eps
+    unit = np.where(null, 0, scale[:, None] / np.where(null, 1, s)).astype(_real(a.dtype))
+    UFUNCS["multiply"](ut, to_device(unit.reshape(p, n, 1), ctx), out=ut)
+    u = factorizations._transposed(ut)
+    if null.any() or (full_matrices and m > n):
+        q, r = qr(u, mode="complete" if full_matrices else "reduced")
+        d = _diagonal_view(r).get()
+        phase = np.ones((p, q.shape[-1]), d.dtype)
+        keep = np.abs(d) > 0.5
+        phase[:, :n] = np.where(keep, d / np.where(keep, np.abs(d), 1), 1)
+        u = UFUNCS["multiply"](q, to_device(phase.reshape(p, 1, -1), ctx))
+    return u, s_dev, vh
+
+
+def _svd(x, name, full_matrices=True, compute_uv=True):
+    """(u, s, vh) of the stack x: one-sided Jacobi on the device where gesvj_fits (of x^H
+    where x is wide), else LAPACK on the host."""
+    x, dt = _stack(x, name, square=False)
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    ctx = x.context
+    found = None
+    if factorizations.gesvj_fits(ctx, math.prod(batch), m, n):
+        a = _work(x, dt)
+        wide = m < n
+        if wide:
+            a = _work(_adjoint(a), dt)
+        found = _svd_jacobi(a, full_matrices, compute_uv)
+        if found is not None:
+            u, s, vh = found
+            if wide and compute_uv:
+                u, vh = _adjoint(vh), _adjoint(u)
+    if found is None:
+        h = x.get().astype(dt, copy=False)
+        if not compute_uv:
+            return None, to_device(np.linalg.svd(h, compute_uv=False), ctx), None
+        u, s, vh = (to_device(r, ctx) for r in np.linalg.svd(h, full_matrices=full_matrices))
+        return u, s, vh
+    k = min(m, n)
+    s = s.reshape((*batch, k))
+    if not compute_uv:
+        return None, s, None
+    return (u.reshape((*batch, *u.shape[-2:])), s, vh.reshape((*batch, *vh.shape[-2:])))
+
+
 def svd(x, /, full_matrices=True, compute_uv=True, hermitian=False):
     """U, S, Vh with x = U diag(S) Vh (S descending); S alone with compute_uv=False."""
-    x, _, h = _host(x, "svd", square=False)
-    if not compute_uv:
-        return to_device(np.linalg.svd(h, compute_uv=False, hermitian=hermitian), x.context)
-    u, s, vh = np.linalg.svd(h, full_matrices=full_matrices, hermitian=hermitian)
-    ctx = x.context
-    return SVDResult(to_device(u, ctx), to_device(s, ctx), to_device(vh, ctx))
+    if hermitian:
+        x, _, h = _host(x, "svd", square=False)
+        if not compute_uv:
+            return to_device(np.linalg.svd(h, compute_uv=False, hermitian=True), x.context)
+        ctx = x.context
+        return SVDResult(*(to_device(r, ctx) for r in np.linalg.svd(
+            h, full_matrices=full_matrices, hermitian=True)))
+    u, s, vh = _svd(x, "svd", full_matrices, compute_uv)
+    return SVDResult(u, s, vh) if compute_uv else s
 
 
 def svdvals(x, /):
     """The singular values of each matrix, descending."""
-    x, _, h = _host(x, "svdvals", square=False)
-    return to_device(np.linalg.svd(h, compute_uv=False), x.context)
+    return _svd(x, "svdvals", compute_uv=False)[1]
 
 
 _NO_VALUE = object()

@@ -352,6 +352,108 @@ def test_svd(ctx, dt, m, n):
     assert uf.shape == (2, m, m) and vf.shape == (2, n, n)
 
 
+@pytest.fixture
+def jacobi(monkeypatch):
+    """One-sided block Jacobi on the device (gesvj, GPUs' path for large and batched SVDs
+    and batched eigh) for every SVD and batched eigh past JACOBI_MAX; gesvj's calls
+    counted."""
+    for table, value in ((factorizations.GESVJ_MIN, 17), (factorizations.GESVJ_BATCH, 2)):
+        for cls in ("cpu", "gpu"):
+            monkeypatch.setitem(table, cls, value)
+    calls = []
+    run = factorizations.gesvj
+
+    def counted(*args, **kw):
+        calls.append(args[0].shape)
+        return run(*args, **kw)
+    monkeypatch.setattr(factorizations, "gesvj", counted)
+    return calls
+
+
+def check_svd(ctx, a, dt, full):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    u, s, vh = (x.get() for x in la.svd(g(ctx, a), full_matrices=full))
+    assert u.shape == (*a.shape[:-2], m, m if full else k)
+    assert vh.shape == (*a.shape[:-2], n if full else k, n)
+    tol = 50 * max(m, n) * eps(dt)
+    assert rel(norm2((u[..., :k] * s[..., None, :]) @ vh[..., :k, :] - a), norm2(a) + 1) < tol
+    assert rel(norm2(adj(u) @ u - np.eye(u.shape[-1])), 1) < tol
+    assert rel(norm2(vh @ adj(vh) - np.eye(vh.shape[-2])), 1) < tol
+    close(s, np.linalg.svd(a, compute_uv=False), dt, max(m, n))
+    assert np.all(np.diff(s, axis=-1) <= 0)
+    return s
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_svd_by_jacobi(ctx, jacobi, dt):
+    """SVDs by one-sided Jacobi: tall, wide and square, reduced and full, a transposed view,
+    rank-deficient (a repeated and a zero column: U completed by a QR), all zero; a NaN and
+    too few sweeps raise as numpy's SVD does."""
+    need(ctx, dt)
+    for shape in ((2, 40, 30), (2, 30, 40), (33, 33)):
+        a = rand(shape, dt, sum(shape))
+        for full in (True, False):
+            s = check_svd(ctx, a, dt, full)
+        close(la.svdvals(g(ctx, a)).get(), s, dt, max(shape))
+        close(la.svd(g(ctx, a), compute_uv=False).get(), s, dt, max(shape))
+    t = g(ctx, rand((3, 50, 20), dt, 5)).swapaxes(-1, -2)[1:]  # (2, 20, 50), strided
+    u, s, vh = (x.get() for x in la.svd(t, full_matrices=False))
+    want = t.get()
+    assert rel(norm2((u * s[..., None, :]) @ vh - want), norm2(want)) < 2500 * eps(dt)
+    a = rand((2, 45, 36), dt, 9)
+    a[:, :, 5] = a[:, :, 3]
+    a[:, :, 7] = 0
+    a[1] = 0
+    s = check_svd(ctx, a, dt, True)
+    assert np.all(s[1] == 0) and np.all(s[0, 34:] <= 100 * eps(dt) * s[0, 0])
+    assert len(jacobi) == 14  # every call above
+    bad = rand((40, 30), dt, 1)
+    bad[3, 4] = np.nan
+    with pytest.raises(np.linalg.LinAlgError, match="SVD did not converge"):
+        la.svd(g(ctx, bad))
+
+
+def test_jacobi_gives_up(ctx, jacobi, monkeypatch):
+    monkeypatch.setattr(factorizations, "GESVJ_SWEEPS", 1)
+    a = rand((40, 30), np.float32, 2)
+    with pytest.raises(np.linalg.LinAlgError, match="did not converge"):
+        la.svd(g(ctx, a))
+    with pytest.raises(np.linalg.LinAlgError, match="did not converge"):
+        la.eigh(g(ctx, np.stack([a @ a.T] * 2)))
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_eigh_by_jacobi(ctx, jacobi, dt):
+    """Batched eigh by one-sided Jacobi on the shifted matrices: the lower or upper
+    triangle read, eigenvalues in +- pairs (no mixing of their vectors), all equal, already
+    diagonal, zero."""
+    need(ctx, dt)
+    n = 40
+    a = rand((5, n, n), dt, 3)
+    h = (a + adj(a)) / 2
+    b = rand((n // 2, n // 2), dt, 4)
+    h[1] = 0
+    h[1, :n // 2, n // 2:] = b  # [[0, B], [B^H, 0]]: eigenvalues +-s(B)
+    h[1, n // 2:, :n // 2] = adj(b)
+    h[2] = 2 * np.eye(n, dtype=dt)
+    h[3] = np.diag(np.arange(n, 0, -1)).astype(dt)
+    h[4] = 0
+    for uplo in ("L", "U"):
+        junk = h + (np.triu if uplo == "L" else np.tril)(np.full((n, n), 7.0, dt),
+                                                         1 if uplo == "L" else -1)
+        w, v = (x.get() for x in la.eigh(g(ctx, junk), UPLO=uplo))
+        assert w.dtype == np.finfo(dt).dtype and v.dtype == dt
+        tol = 50 * n * eps(dt)
+        assert rel(norm2(h @ v - v * w[..., None, :]), norm2(h) + 1) < tol
+        assert rel(norm2(adj(v) @ v - np.eye(n)), 1) < tol
+        close(w, np.linalg.eigvalsh(h), dt, n)
+        close(la.eigvalsh(g(ctx, junk), UPLO=uplo).get(), w, dt, n)
+    assert len(jacobi) == 4
+    la.eigh(g(ctx, h[0]))  # one matrix: the host's LAPACK
+    assert len(jacobi) == 4
+
+
 # ---------------------------------------------------------------- built on the SVD
 
 def test_pinv_rank_lstsq(ctx):

@@ -72,7 +72,8 @@
 ##     right-hand sides) by blocks of pw rows, dinv the inverses of t's diagonal blocks; b
 ##     is overwritten; the triangle's blocks pass through local memory lc columns at a time.
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
-            unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4, pc=32"/>\
+            unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4, pc=32, jb=16,
+            tc=64"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -1787,4 +1788,214 @@ ${column_loop()}\
     }
 }
 % endif
+% endif
+% if part == 'gesvj':
+## gesvj_round(npairs, len, vlen, round, inner, tol, pairs, x..., v..., flags, flag_off): a
+##   round of one-sided block Jacobi. The rows of x (p, nvec, len) are the vectors, in blocks
+##   of JB rows; work-group g takes the pair of blocks pairs[round][g % npairs] of matrix
+##   g / npairs: their Gram matrix G = W^H W (W: the 2 JB vectors as columns), and where two
+##   of them are not orthogonal (|G_ij| > tol sqrt(G_ii G_jj)), `inner` sweeps of cyclic
+##   Jacobi on G (a round-robin of JB disjoint rotations a step) whose product J rotates the
+##   vectors (W J) and the same rows of v (p, nvec, vlen); flags[flag_off + matrix] counts
+##   the pairs that rotated; norms (p, nvec) gets the vectors' squared lengths. J is kept as J - I and applied as W + W (J - I): vectors that
+##   barely turn keep their bits (most, in the last sweeps).
+#define JB ${jb}
+#define JW (2 * JB)
+#define TC ${tc}
+#define EPT ((JW * JW + LS - 1) / LS)
+#define ABS2(a) RE(MUL(a, CONJ(a)))
+/* vector k (0 <= k < JW) of the pair: block bi's JB vectors, then bj's */
+#define VEC(k) ((k) < JB ? bi * JB + (k) : bj * JB + (k) - JB)
+/* rotation k's columns at step st of a sweep: the circle method over JW players */
+#define PLAYER_P(k, st) ((k) == 0 ? JW - 1 : ((st) + (k)) % (JW - 1))
+#define PLAYER_Q(k, st) (((st) + JW - 1 - (k)) % (JW - 1))
+#define MAX_INNER 16
+
+<%def name="load_tile(name, len)">\
+        for (int e = lid; e < JW * TC; e += LS) {
+            const int k = e / TC, t = e % TC;
+            tile[k][t] = t0 + t < ${len} ? AT(${name}, VEC(k), t0 + t) : FROM_R(0);
+        }
+        /* (global too: other work-items store these elements after it) */
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+</%def>
+
+<%def name="rotate(name, len)">\
+    /* a work-item: columns 4 cg .. 4 cg + 3 at tg and tg + TC / 2 (D's loads broadcast
+       over a warp, the tile's consecutive) */
+    for (int t0 = 0; t0 < ${len}; t0 += TC) {
+${load_tile(name, len)}\
+        for (int e = lid; e < JW / 4 * (TC / 2); e += LS) {
+            const int tg = e % (TC / 2), c0 = 4 * (e / (TC / 2));
+            T s[2][4];
+#pragma unroll
+            for (int u = 0; u < 2; ++u)
+#pragma unroll
+                for (int w = 0; w < 4; ++w)
+                    s[u][w] = tile[c0 + w][tg + u * (TC / 2)];
+            for (int k = 0; k < JW; ++k) {
+                const T x0 = tile[k][tg], x1 = tile[k][tg + TC / 2];
+#pragma unroll
+                for (int w = 0; w < 4; ++w) {
+                    const T d = D[k][c0 + w];
+                    s[0][w] += MUL(d, x0);
+                    s[1][w] += MUL(d, x1);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < 2; ++u)
+                if (t0 + tg + u * (TC / 2) < ${len})
+#pragma unroll
+                    for (int w = 0; w < 4; ++w)
+                        AT(${name}, VEC(c0 + w), t0 + tg + u * (TC / 2)) = s[u][w];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+</%def>
+
+__kernel void gesvj_round(const int npairs, const int len, const int vlen, const int round,
+                          const int inner, const R tol, __global const int *pairs, MAT(x),
+                          MAT(v), __global int *flags, const int flag_off, __global R *norms)
+{
+    __local T tile[JW][TC + 1];
+    __local T G[JW][JW + 1];
+    __local T D[JW][JW + 1];  /* J - I */
+    __local R rc[JB], rs[JB], rm[JB], rd[JW];
+    __local T re[JB];
+    __local int busy[JB];
+    __local int swept[MAX_INNER + 1];
+    const int lid = get_local_id(0);
+    const long bat = get_group_id(0) / npairs;
+    const int at = 2 * (round * npairs + (int)(get_group_id(0) % npairs));
+    const int bi = pairs[at], bj = pairs[at + 1];
+    if (lid <= MAX_INNER)
+        swept[lid] = 0;
+
+    T acc[EPT];
+#pragma unroll
+    for (int q = 0; q < EPT; ++q)
+        acc[q] = FROM_R(0);
+    for (int t0 = 0; t0 < len; t0 += TC) {
+${load_tile('x', 'len')}\
+#pragma unroll
+        for (int q = 0; q < EPT; ++q) {
+            const int e = lid + q * LS, i = e / JW, j = e % JW;
+            if (e < JW * JW) {
+                T s = acc[q];
+                for (int t = 0; t < TC; ++t)
+                    s += MUL(CONJ(tile[i][t]), tile[j][t]);
+                acc[q] = s;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#pragma unroll
+    for (int q = 0; q < EPT; ++q) {
+        const int e = lid + q * LS, i = e / JW, j = e % JW;
+        if (e < JW * JW) {
+            G[i][j] = acc[q];
+            D[i][j] = FROM_R(0);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    R trace = 0;
+    for (int i = 0; i < JW; ++i)
+        trace += RE(G[i][i]);
+    /* as syevj1: rotations by rounding-level angles would only erode orthogonality; nor
+       does a pair below the floor count as unfinished (the inner sweeps skip it) */
+    const R floor = EPS * EPS * trace;
+#pragma unroll
+    for (int q = 0; q < EPT; ++q) {
+        const int e = lid + q * LS, i = e / JW, j = e % JW;
+        if (e < JW * JW && i != j) {
+            const R g2 = ABS2(G[i][j]);
+            if (g2 > tol * tol * RE(G[i][i]) * RE(G[j][j]) && g2 > floor * floor)
+                atomic_or(&swept[MAX_INNER], 1);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!swept[MAX_INNER]) {  /* every work-item: orthogonal already */
+        if (lid < JW)
+            norms[bat * npairs * JW + VEC(lid)] = RE(G[lid][lid]);
+        return;
+    }
+    if (lid == 0)
+        atomic_inc(&flags[flag_off + bat]);
+    for (int sw = 0; sw < min(inner, MAX_INNER); ++sw) {
+        for (int st = 0; st < JW - 1; ++st) {
+            if (lid < JB) {
+                const int p = PLAYER_P(lid, st), q = PLAYER_Q(lid, st);
+                const T apq = G[p][q];
+                const R g = sqrt(ABS2(apq));
+                const R alpha = RE(G[p][p]), beta = RE(G[q][q]);
+                const int on = !(g <= EPS * sqrt(fabs(alpha * beta)) || g <= floor);
+                if (on) {
+                    const R theta = (beta - alpha) / (2 * g);
+                    R t = 1 / (fabs(theta) + sqrt(theta * theta + 1));
+                    if (theta < 0)
+                        t = -t;
+                    const R c = 1 / sqrt(t * t + 1), s = t * c;
+                    rc[lid] = c;
+                    rs[lid] = s;
+                    rm[lid] = -s * s / (1 + c);  /* c - 1, without cancellation */
+                    re[lid] = apq / g;
+                    rd[2 * lid] = alpha - t * g;
+                    rd[2 * lid + 1] = beta + t * g;
+                    atomic_or(&swept[sw], 1);
+                }
+                busy[lid] = on;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            /* J_k = [c, s e; -s conj(e), c] in rows and columns p, q: I as s -> 0 */
+            for (int e = lid; e < JW * JB; e += LS) {  /* columns p, q: G J_k and D J_k */
+                const int r = e % JW, k = e / JW;
+                if (busy[k]) {
+                    const int p = PLAYER_P(k, st), q = PLAYER_Q(k, st);
+                    const R c = rc[k], s = rs[k];
+                    const T se = s * re[k], sce = s * CONJ(re[k]);
+                    const T gp = G[r][p], gq = G[r][q];
+                    G[r][p] = c * gp - MUL(sce, gq);
+                    G[r][q] = MUL(se, gp) + c * gq;
+                    const T dp = D[r][p], dq = D[r][q];
+                    T np = c * dp - MUL(sce, dq), nq = MUL(se, dp) + c * dq;
+                    if (r == p) {  /* (I + D) J_k - I */
+                        np += FROM_R(rm[k]);
+                        nq += se;
+                    } else if (r == q) {
+                        np -= sce;
+                        nq += FROM_R(rm[k]);
+                    }
+                    D[r][p] = np;
+                    D[r][q] = nq;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int e = lid; e < JW * JB; e += LS) {  /* rows p, q: J_k^H G */
+                const int col = e % JW, k = e / JW;
+                if (busy[k]) {
+                    const int p = PLAYER_P(k, st), q = PLAYER_Q(k, st);
+                    const R c = rc[k], s = rs[k];
+                    const T gp = G[p][col], gq = G[q][col];
+                    if (col == p) {
+                        G[p][p] = FROM_R(rd[2 * k]);
+                        G[q][p] = FROM_R(0);
+                    } else if (col == q) {
+                        G[p][q] = FROM_R(0);
+                        G[q][q] = FROM_R(rd[2 * k + 1]);
+                    } else {
+                        G[p][col] = c * gp - s * MUL(re[k], gq);
+                        G[q][col] = s * MUL(CONJ(re[k]), gp) + c * gq;
+                    }
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (!swept[sw])
+            break;
+    }
+    if (lid < JW)  /* the rotated vectors' squared lengths (J^H G J's diagonal) */
+        norms[bat * npairs * JW + VEC(lid)] = RE(G[lid][lid]);
+${rotate('x', 'len')}\
+${rotate('v', 'vlen')}\
+}
 % endif

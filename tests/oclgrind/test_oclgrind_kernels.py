@@ -186,3 +186,23 @@ def test_the_check_catches_an_out_of_bounds_write(ctx, capfd):
     ctx.sync()
     found = unexpected(capfd.readouterr().err)
     assert any("Invalid write" in r and "out0_i + 64" in r for r in found), found
+
+
+def test_one_sided_jacobi(ctx, monkeypatch):
+    """gesvj_round (the Gram matrix, the inner sweep, the rotation, padded rows, pairs that
+    skip) through an SVD and a batched eigh, and the row gathers after it."""
+    from gpuarr import factorizations, linalg
+    for table, value in ((factorizations.GESVJ_MIN, 17), (factorizations.GESVJ_BATCH, 2)):
+        for cls in ("cpu", "gpu"):
+            monkeypatch.setitem(table, cls, value)
+    monkeypatch.setitem(factorizations.JACOBI_MAX, "cpu", 16)
+    monkeypatch.setitem(factorizations.JACOBI_MAX, "gpu", 16)
+    a = _host((30, 20))
+    u, s, vh = linalg.svd(ga.asarray(a, context=ctx), full_matrices=False)
+    _close(s, np.linalg.svd(a, compute_uv=False), atol=1e-4)
+    _close((u * s[None, :]) @ vh, a, atol=1e-4)
+    h = _host((2, 20, 20))
+    h = h + h.swapaxes(1, 2)
+    w, v = linalg.eigh(ga.asarray(h, context=ctx))
+    _close(w, np.linalg.eigvalsh(h), atol=1e-4)
+    _close(ga.asarray(h, context=ctx) @ v, (v * w[:, None, :]).get(), atol=1e-4)
