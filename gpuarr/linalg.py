@@ -661,8 +661,9 @@ _NO_VALUE = object()
 def pinv(x, /, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
     """The Moore-Penrose pseudo-inverse: V diag(1/s) U^H over the singular values above
     rtol * max(s) (numpy's rcond/rtol defaults: 1e-15 with neither, max(m, n) * eps with
-    rtol=None). The SVD on the host, the product on the device."""
-    x, dt, h = _host(x, "pinv", square=False)
+    rtol=None). The SVD's (svd's: the device's or the host's) products on the device;
+    `hermitian` is accepted (the general SVD serves)."""
+    x, dt = _stack(x, "pinv", square=False)
     if rcond is None:
         rcond = 1e-15 if rtol is _NO_VALUE else (
             max(x.shape[-2:]) * np.finfo(dt).eps if rtol is None else rtol)
@@ -672,13 +673,14 @@ def pinv(x, /, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
     ctx = x.context
     if m == 0 or n == 0:
         return zeros((*x.shape[:-2], n, m), dt, context=ctx)
-    u, s, vh = np.linalg.svd(h, full_matrices=False, hermitian=hermitian)
+    u, s, vh = _svd(x, "pinv", full_matrices=False)
+    s = s.get()
     cutoff = np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True)
     large = s > cutoff
     inv_s = np.divide(1, s, where=large, out=np.zeros_like(s))
-    left = to_device(np.conj(vh.swapaxes(-1, -2)) * inv_s[..., None, :], ctx)
-    return blas.matmul(left, to_device(np.ascontiguousarray(np.conj(u.swapaxes(-1, -2))),
-                                       ctx))
+    left = UFUNCS["multiply"](_adjoint(vh), to_device(inv_s[..., None, :].astype(s.dtype),
+                                                      ctx))
+    return blas.matmul(left, _adjoint(u))
 
 
 def matrix_rank(x, /, tol=None, hermitian=False, *, rtol=None):
@@ -690,8 +692,8 @@ def matrix_rank(x, /, tol=None, hermitian=False, *, rtol=None):
         return UFUNCS["not_equal"](nz, 0).astype(np.int64)
     if tol is not None and rtol is not None:
         raise ArgumentError("matrix_rank: `tol` and `rtol` can't be both set")
-    x, dt, h = _host(x, "matrix_rank", square=False)
-    s = np.linalg.svd(h, compute_uv=False, hermitian=hermitian)
+    x, dt = _stack(x, "matrix_rank", square=False)
+    s = _svd(x, "matrix_rank", compute_uv=False)[1].get()
     top = np.max(s, axis=-1, keepdims=True) if s.shape[-1] else np.zeros((*s.shape[:-1], 1))
     if tol is None:
         rt = max(x.shape[-2:]) * np.finfo(dt).eps if rtol is None else np.asarray(rtol)[..., None]
@@ -702,8 +704,8 @@ def matrix_rank(x, /, tol=None, hermitian=False, *, rtol=None):
 
 
 def lstsq(a, b, rcond=None):
-    """numpy.linalg.lstsq: (x, residuals, rank, s) for 2-d a, by the SVD (host) and its
-    products (device)."""
+    """numpy.linalg.lstsq: (x, residuals, rank, s) for 2-d a, by the SVD (svd's: the
+    device's or the host's) and its products (device)."""
     a, b = _pair(a, b)
     a, dt = _stack(a, "lstsq", square=False)
     if a.ndim != 2:
@@ -718,13 +720,13 @@ def lstsq(a, b, rcond=None):
     k = bm.shape[1]
     if rcond is None:
         rcond = np.finfo(dt).eps * max(m, n)
-    h = a.get().astype(dt, copy=False)
-    u, s, vh = np.linalg.svd(h, full_matrices=False)
+    u, s, vh = _svd(a.astype(dt, copy=False), "lstsq", full_matrices=False)
+    s = s.get()
     rank = int(np.count_nonzero(s > rcond * s[0])) if s.size else 0
     inv_s = np.zeros_like(s)
     inv_s[:rank] = 1 / s[:rank]
-    left = to_device(np.conj(vh.T) * inv_s, ctx)
-    uh = to_device(np.ascontiguousarray(np.conj(u.T)), ctx)
+    left = UFUNCS["multiply"](_adjoint(vh), to_device(inv_s, ctx))
+    uh = _adjoint(u)
     bd = bm.astype(dt)
     x = blas.matmul(left, blas.matmul(uh, bd)) if m and n else zeros((n, k), dt, context=ctx)
     real = _real(dt)

@@ -414,6 +414,25 @@ def test_svd_by_jacobi(ctx, jacobi, dt):
         la.svd(g(ctx, bad))
 
 
+def test_built_on_jacobi_svd(ctx, jacobi):
+    """pinv, matrix_rank, lstsq, the 2-norm and cond from the device's SVD."""
+    need(ctx, np.float64)
+    a = rand((2, 45, 30), np.float64, 6)
+    a[1, :, 29] = a[1, :, 0]  # rank 29
+    close(la.pinv(g(ctx, a)).get(), np.linalg.pinv(a), np.float64, 10)
+    assert la.matrix_rank(g(ctx, a)).get().tolist() == [30, 29]
+    b = rand((45, 2), np.float64, 7)
+    x, resid, rank, s = la.lstsq(g(ctx, a[0]), g(ctx, b))
+    want = np.linalg.lstsq(a[0], b)
+    close(x.get(), want[0], np.float64, 10)
+    close(resid.get(), want[1], np.float64, 10)
+    assert rank == want[2]
+    close(s.get(), want[3], np.float64, 10)
+    close(la.matrix_norm(g(ctx, a), ord=2).get(), np.linalg.norm(a, 2, axis=(1, 2)),
+          np.float64, 10)
+    assert len(jacobi) == 4
+
+
 def test_jacobi_gives_up(ctx, jacobi, monkeypatch):
     monkeypatch.setattr(factorizations, "GESVJ_SWEEPS", 1)
     a = rand((40, 30), np.float32, 2)
