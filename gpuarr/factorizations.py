@@ -888,7 +888,8 @@ def _gesvj_kernel(ctx, dtype):
     """gesvj_round of dtype: tiles of GESVJ_TILE bytes (the loads in flight at a time)."""
     ls = LOCAL[device_class(ctx)] if device_class(ctx) == "gpu" else 64
     jb = GESVJ_BLOCK
-    tc = max(GESVJ_TILE // (2 * jb * dtype.itemsize), 16)
+    # (the tile holds the Gram matrix's partial sums: ls / jb^2 of them, 2 jb x 2 jb each)
+    tc = max(GESVJ_TILE // (2 * jb * dtype.itemsize), 16, ls // (jb * jb) * 2 * jb)
     key = ("linalg-gesvj", dtype.name, ls, jb, tc)
     kernel = ctx.kernels.get(key)
     if kernel is None:

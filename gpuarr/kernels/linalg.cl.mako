@@ -1802,7 +1802,9 @@ ${column_loop()}\
 #define JB ${jb}
 #define JW (2 * JB)
 #define TC ${tc}
-#define EPT ((JW * JW + LS - 1) / LS)
+#define GB (JW / 2)  /* the Gram matrix's 2 x 2 blocks a side */
+#define GT (LS > GB * GB ? LS / (GB * GB) : 1)
+#define NT ((GB * GB * GT + LS - 1) / LS)
 #define ABS2(a) RE(MUL(a, CONJ(a)))
 /* vector k (0 <= k < JW) of the pair: block bi's JB vectors, then bj's */
 #define VEC(k) ((k) < JB ? bi * JB + (k) : bj * JB + (k) - JB)
@@ -1810,11 +1812,12 @@ ${column_loop()}\
 #define PLAYER_P(k, st) ((k) == 0 ? JW - 1 : ((st) + (k)) % (JW - 1))
 #define PLAYER_Q(k, st) (((st) + JW - 1 - (k)) % (JW - 1))
 #define MAX_INNER 16
+#define TILE(k, t) tile[(k) * (TC + 1) + (t)]
 
 <%def name="load_tile(name, len)">\
         for (int e = lid; e < JW * TC; e += LS) {
             const int k = e / TC, t = e % TC;
-            tile[k][t] = t0 + t < ${len} ? AT(${name}, VEC(k), t0 + t) : FROM_R(0);
+            TILE(k, t) = t0 + t < ${len} ? AT(${name}, VEC(k), t0 + t) : FROM_R(0);
         }
         /* (global too: other work-items store these elements after it) */
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
@@ -1832,9 +1835,9 @@ ${load_tile(name, len)}\
             for (int u = 0; u < 2; ++u)
 #pragma unroll
                 for (int w = 0; w < 4; ++w)
-                    s[u][w] = tile[c0 + w][tg + u * (TC / 2)];
+                    s[u][w] = TILE(c0 + w, tg + u * (TC / 2));
             for (int k = 0; k < JW; ++k) {
-                const T x0 = tile[k][tg], x1 = tile[k][tg + TC / 2];
+                const T x0 = TILE(k, tg), x1 = TILE(k, tg + TC / 2);
 #pragma unroll
                 for (int w = 0; w < 4; ++w) {
                     const T d = D[k][c0 + w];
@@ -1857,7 +1860,7 @@ __kernel void gesvj_round(const int npairs, const int len, const int vlen, const
                           const int inner, const R tol, __global const int *pairs, MAT(x),
                           MAT(v), __global int *flags, const int flag_off, __global R *norms)
 {
-    __local T tile[JW][TC + 1];
+    __local T tile[JW * (TC + 1)];  /* TILE(k, t); afterwards the Gram partial sums */
     __local T G[JW][JW + 1];
     __local T D[JW][JW + 1];  /* J - I */
     __local R rc[JB], rs[JB], rm[JB], rd[JW];
@@ -1871,31 +1874,51 @@ __kernel void gesvj_round(const int npairs, const int len, const int vlen, const
     if (lid <= MAX_INNER)
         swept[lid] = 0;
 
-    T acc[EPT];
+    /* G by 2 x 2 blocks of entries a work-item, GT groups of work-items taking every GT-th
+       element of a tile (their partial sums added through the tile's memory: JW TC >=
+       GT JW JW) */
+    T acc[NT][4];
 #pragma unroll
-    for (int q = 0; q < EPT; ++q)
-        acc[q] = FROM_R(0);
+    for (int q = 0; q < NT; ++q)
+#pragma unroll
+        for (int h = 0; h < 4; ++h)
+            acc[q][h] = FROM_R(0);
     for (int t0 = 0; t0 < len; t0 += TC) {
 ${load_tile('x', 'len')}\
 #pragma unroll
-        for (int q = 0; q < EPT; ++q) {
-            const int e = lid + q * LS, i = e / JW, j = e % JW;
-            if (e < JW * JW) {
-                T s = acc[q];
-                for (int t = 0; t < TC; ++t)
-                    s += MUL(CONJ(tile[i][t]), tile[j][t]);
-                acc[q] = s;
-            }
+        for (int q = 0; q < NT; ++q) {
+            const int e = lid + q * LS, blk = e % (GB * GB);
+            const int i = 2 * (blk / GB), j = 2 * (blk % GB);
+            if (e < GB * GB * GT)
+                for (int t = e / (GB * GB); t < TC; t += GT) {
+                    const T a0 = CONJ(TILE(i, t)), a1 = CONJ(TILE(i + 1, t));
+                    const T b0 = TILE(j, t), b1 = TILE(j + 1, t);
+                    acc[q][0] += MUL(a0, b0);
+                    acc[q][1] += MUL(a0, b1);
+                    acc[q][2] += MUL(a1, b0);
+                    acc[q][3] += MUL(a1, b1);
+                }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 #pragma unroll
-    for (int q = 0; q < EPT; ++q) {
-        const int e = lid + q * LS, i = e / JW, j = e % JW;
-        if (e < JW * JW) {
-            G[i][j] = acc[q];
-            D[i][j] = FROM_R(0);
+    for (int q = 0; q < NT; ++q) {
+        const int e = lid + q * LS, blk = e % (GB * GB), g = e / (GB * GB);
+        const int i = 2 * (blk / GB), j = 2 * (blk % GB);
+        if (e < GB * GB * GT) {
+            tile[(g * JW + i) * JW + j] = acc[q][0];
+            tile[(g * JW + i) * JW + j + 1] = acc[q][1];
+            tile[(g * JW + i + 1) * JW + j] = acc[q][2];
+            tile[(g * JW + i + 1) * JW + j + 1] = acc[q][3];
         }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = lid; e < JW * JW; e += LS) {
+        T s = tile[e];
+        for (int g = 1; g < GT; ++g)
+            s += tile[g * JW * JW + e];
+        G[e / JW][e % JW] = s;
+        D[e / JW][e % JW] = FROM_R(0);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     R trace = 0;
@@ -1904,10 +1927,9 @@ ${load_tile('x', 'len')}\
     /* as syevj1: rotations by rounding-level angles would only erode orthogonality; nor
        does a pair below the floor count as unfinished (the inner sweeps skip it) */
     const R floor = EPS * EPS * trace;
-#pragma unroll
-    for (int q = 0; q < EPT; ++q) {
-        const int e = lid + q * LS, i = e / JW, j = e % JW;
-        if (e < JW * JW && i != j) {
+    for (int e = lid; e < JW * JW; e += LS) {
+        const int i = e / JW, j = e % JW;
+        if (i != j) {
             const R g2 = ABS2(G[i][j]);
             if (g2 > tol * tol * RE(G[i][i]) * RE(G[j][j]) && g2 > floor * floor)
                 atomic_or(&swept[MAX_INNER], 1);
