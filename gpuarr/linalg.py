@@ -568,17 +568,14 @@ def eigvals(x, /):
     return _eig(x, "eigvals", False)
 
 
-def _completed(u, cols):
-    """u (p, m, k) with orthonormal columns but zero ones, as (p, m, cols) orthonormal
-    columns: a QR's Q (the columns kept up to sign, the zero ones and cols - k more
-    completing the basis)."""
-    p, m, k = u.shape
-    q, r = qr(u, mode="complete" if cols > k else "reduced")
+def _completed(u):
+    """The (p, n, n) u with orthonormal columns but zero ones, made orthonormal: a QR's Q,
+    its columns kept up to sign, the zero ones completing the basis."""
+    q, r = qr(u)
     d = _diagonal_view(r).get()
-    phase = np.ones((p, cols), d.dtype)
     keep = np.abs(d) > 0.5
-    phase[:, :k] = np.where(keep, d / np.where(keep, np.abs(d), 1), 1)
-    return UFUNCS["multiply"](q, to_device(phase.reshape(p, 1, cols), u.context))
+    phase = np.where(keep, d / np.where(keep, np.abs(d), 1), 1).astype(d.dtype)
+    return UFUNCS["multiply"](q, to_device(phase[:, None, :], u.context))
 
 
 def _svd_jacobi(a, full_matrices, compute_uv):
@@ -613,7 +610,7 @@ def _svd_jacobi(a, full_matrices, compute_uv):
     null = s <= np.max(s, axis=-1, keepdims=True, initial=0) * m * np.finfo(a.dtype).eps
     unit = np.where(null, 0, scale[:, None] / np.where(null, 1, s)).astype(_real(a.dtype))
     UFUNCS["multiply"](vh, to_device(unit.reshape(p, n, 1), ctx), out=vh)
-    vh = _adjoint(_completed(factorizations._transposed(vh), n)) if null.any() else \
+    vh = _adjoint(_completed(factorizations._transposed(vh))) if null.any() else \
         UFUNCS["conjugate"](vh, out=vh)
     rotation = _rows_ordered(vt, order, (p, n, n), transpose=True)  # V'
     u = blas.matmul(q[:, :, :n], rotation)
