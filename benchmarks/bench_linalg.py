@@ -1,7 +1,7 @@
 """Dense linear algebra: gpuarr.linalg beside numpy (the host's LAPACK) and cupy (cuSOLVER)
 where it runs: cholesky, solve (16 right-hand sides; solve_vec: one, solve_mat: n), inv, qr
-at 4096, eigh and svd at 2048, batched inv and cholesky of 10,000 32x32 matrices; float32
-and float64. Each group is one operation at one
+at 4096, eigh and svd at 2048, batched inv and cholesky of 10,000 32x32 matrices, batched
+eigh and svd of 64 128x128 matrices; float32 and float64. Each group is one operation at one
 size and dtype across libraries (pytest-benchmark's table); the script prints the seconds
 and the ratios (peer time / gpuarr time: above 1, gpuarr is faster).
 
@@ -19,18 +19,21 @@ import pytest
 from gpuarr import bench
 
 DTYPES = ("float32", "float64")
-# size class -> (n of cholesky/solve/inv/qr, n of eigh/svd, (batch, n) of the batched cases)
-SIZES = {"tiny": (64, 32, (100, 8)), "quick": (1024, 512, (1000, 32)),
-         "full": (4096, 2048, (10000, 32))}
+# size class -> (n of cholesky/solve/inv/qr, n of eigh/svd, (batch, n) of the batched cases,
+# (batch, n) of the batched eigh/svd)
+SIZES = {"tiny": (64, 32, (100, 8), (4, 24)), "quick": (1024, 512, (1000, 32), (16, 64)),
+         "full": (4096, 2048, (10000, 32), (64, 128))}
 OPS = ("cholesky", "solve", "solve_vec", "solve_mat", "inv", "qr", "eigh", "svd", "inv_batched",
-       "cholesky_batched")
+       "cholesky_batched", "eigh_batched", "svd_batched")
 # right-hand sides of the solves: columns, or None for a vector
 RHS = {"solve": 16, "solve_vec": None, "solve_mat": "n"}
 ROUNDS = {"tiny": 1, "quick": 3, "full": 3}
 
 
 def shape_of(op, size):
-    big, eig, (batch, small) = SIZES[size]
+    big, eig, (batch, small), (eig_batch, eig_small) = SIZES[size]
+    if op in ("eigh_batched", "svd_batched"):
+        return (eig_batch, eig_small, eig_small)
     if op.endswith("_batched"):
         return (batch, small, small)
     return (eig, eig) if op in ("eigh", "svd") else (big, big)
@@ -42,7 +45,7 @@ def host_inputs(op, size, dtype):
     n = shape[-1]
     rng = np.random.default_rng(0)
     a = rng.standard_normal(shape).astype(dtype)
-    if op.startswith("cholesky") or op == "eigh":
+    if op.startswith(("cholesky", "eigh")):
         a = (a @ np.swapaxes(a, -1, -2) / n + np.eye(n, dtype=dtype)).astype(dtype)
     elif op in (*RHS, "inv", "inv_batched"):
         a = a + np.float32(np.sqrt(n)) * np.eye(n, dtype=dtype)

@@ -124,11 +124,13 @@ GESVJ_BATCH = {"gpu": 2, "cpu": None}
 GESVJ_EIGH_MAX = 1024
 GESVJ_BATCH_LEAST = 17
 # gesvj's vectors a block (a work-group rotates two blocks), the bytes of a work-group's tile
-# of them, the inner Jacobi sweeps over a pair's Gram matrix (H200, svd 2048 float32: blocks
-# of 8 0.48 s, of 16 0.63 s; tiles of 16 KiB 8% faster than 4 KiB; one inner sweep as fast
-# and more accurate than two), and the sweeps at most.
+# of them (the next one's loads in flight while it works on one), the inner Jacobi sweeps
+# over a pair's Gram matrix (H200, svd 2048 float32, before the QR and the prefetch: blocks
+# of 8 0.48 s, of 16 0.63 s, of 4 0.45 s; one inner sweep as fast and more accurate than two;
+# after them: tiles of 8 / 16 / 32 KiB 0.211 / 0.225 / 0.205 s, float64 0.366 / 0.338 /
+# 0.299 s), and the sweeps at most.
 GESVJ_BLOCK = 8
-GESVJ_TILE = 16384
+GESVJ_TILE = 32768
 GESVJ_INNER = 1
 GESVJ_SWEEPS = 40
 # Work-group size of the one-matrix kernels.
@@ -885,16 +887,23 @@ def gesvj_rows(n):
 
 
 def _gesvj_kernel(ctx, dtype):
-    """gesvj_round of dtype: tiles of GESVJ_TILE bytes (the loads in flight at a time)."""
+    """gesvj_round of dtype: tiles of GESVJ_TILE bytes (halved until they fit beside the
+    Gram matrix and its rotation in local memory)."""
     ls = LOCAL[device_class(ctx)] if device_class(ctx) == "gpu" else 64
     jb = GESVJ_BLOCK
+    item = dtype.itemsize
     # (the tile holds the Gram matrix's partial sums: ls / jb^2 of them, 2 jb x 2 jb each)
-    tc = max(GESVJ_TILE // (2 * jb * dtype.itemsize), 16, ls // (jb * jb) * 2 * jb)
-    key = ("linalg-gesvj", dtype.name, ls, jb, tc)
+    least = max(16, ls // (jb * jb) * 2 * jb)
+    tc = max(GESVJ_TILE // (2 * jb * item), least)
+    room = ctx.device.cl_device.local_mem_size - 1024 - 2 * (2 * jb) * (2 * jb + 1) * item
+    while tc > least and 2 * jb * (tc + 1) * item > room:
+        tc //= 2
+    unroll = _unrolled(ctx)  # (PoCL takes minutes on the unrolled prefetch)
+    key = ("linalg-gesvj", dtype.name, ls, jb, tc, unroll)
     kernel = ctx.kernels.get(key)
     if kernel is None:
         program = get_program(ctx, key, "linalg.cl.mako", dtype=dtype.name, ls=ls,
-                              part="gesvj", jb=jb, tc=tc)
+                              part="gesvj", jb=jb, tc=tc, unroll=unroll)
         real = np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
         kernel = kernel_from(ctx, key, program, "gesvj_round",
                              [_I32] * 5 + [real, None] + _MAT * 2 + [None, _I32, None])

@@ -427,8 +427,9 @@ def qr(x, /, *, mode="reduced"):
 
 
 # ---------------------------------------------------------------- eigen and singular values
-# Small Hermitian eigenproblems by Jacobi on the device; the rest LAPACK on the host (numpy):
-# the device's part is the copies and what builds on them.
+# Small Hermitian eigenproblems by Jacobi on the device (one work-item a matrix); SVDs and
+# batched eigenproblems by one-sided block Jacobi on GPUs (factorizations.gesvj_fits); the
+# rest LAPACK on the host (numpy).
 
 def _host(x, name, square=True):
     x, dt = _stack(x, name, square)

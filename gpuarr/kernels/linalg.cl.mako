@@ -1805,6 +1805,8 @@ ${column_loop()}\
 #define GB (JW / 2)  /* the Gram matrix's 2 x 2 blocks a side */
 #define GT (LS > GB * GB ? LS / (GB * GB) : 1)
 #define NT ((GB * GB * GT + LS - 1) / LS)
+#define PF ((JW * TC + LS - 1) / LS)  /* a work-item's loads of a tile */
+<% UNROLL_PF = '#pragma unroll' if unroll else '' %>\
 #define ABS2(a) RE(MUL(a, CONJ(a)))
 /* vector k (0 <= k < JW) of the pair: block bi's JB vectors, then bj's */
 #define VEC(k) ((k) < JB ? bi * JB + (k) : bj * JB + (k) - JB)
@@ -1814,20 +1816,42 @@ ${column_loop()}\
 #define MAX_INNER 16
 #define TILE(k, t) tile[(k) * (TC + 1) + (t)]
 
-<%def name="load_tile(name, len)">\
-        for (int e = lid; e < JW * TC; e += LS) {
-            const int k = e / TC, t = e % TC;
-            TILE(k, t) = t0 + t < ${len} ? AT(${name}, VEC(k), t0 + t) : FROM_R(0);
+<%def name="fetch(name, len, at)">\
+${UNROLL_PF}
+        for (int h = 0; h < PF; ++h) {
+            const int e = lid + h * LS, t = ${at} + e % TC;
+            pre[h] = e < JW * TC && t < ${len} ? AT(${name}, VEC(e / TC), t) : FROM_R(0);
         }
-        /* (global too: other work-items store these elements after it) */
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+</%def>
+
+## The caller's body once a tile of the pair's rows (TC elements from t0) is in TILE, the
+## next tile's loads in flight meanwhile (from registers into TILE at the next step).
+<%def name="tile_loop(name, len)">\
+    {
+        T pre[PF];
+${fetch(name, len, '0')}\
+        for (int t0 = 0; t0 < ${len}; t0 += TC) {
+${UNROLL_PF}
+            for (int h = 0; h < PF; ++h) {
+                const int e = lid + h * LS;
+                if (e < JW * TC)
+                    TILE(e / TC, e % TC) = pre[h];
+            }
+            /* (global too: other work-items store these elements after it) */
+            barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+            if (t0 + TC < ${len}) {
+${fetch(name, len, 't0 + TC')}\
+            }
+${caller.body()}\
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
 </%def>
 
 <%def name="rotate(name, len)">\
     /* a work-item: columns 4 cg .. 4 cg + 3 at tg and tg + TC / 2 (D's loads broadcast
        over a warp, the tile's consecutive) */
-    for (int t0 = 0; t0 < ${len}; t0 += TC) {
-${load_tile(name, len)}\
+<%call expr="tile_loop(name, len)">\
         for (int e = lid; e < JW / 4 * (TC / 2); e += LS) {
             const int tg = e % (TC / 2), c0 = 4 * (e / (TC / 2));
             T s[2][4];
@@ -1852,8 +1876,7 @@ ${load_tile(name, len)}\
                     for (int w = 0; w < 4; ++w)
                         AT(${name}, VEC(c0 + w), t0 + tg + u * (TC / 2)) = s[u][w];
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+</%call>\
 </%def>
 
 __kernel void gesvj_round(const int npairs, const int len, const int vlen, const int round,
@@ -1883,8 +1906,7 @@ __kernel void gesvj_round(const int npairs, const int len, const int vlen, const
 #pragma unroll
         for (int h = 0; h < 4; ++h)
             acc[q][h] = FROM_R(0);
-    for (int t0 = 0; t0 < len; t0 += TC) {
-${load_tile('x', 'len')}\
+<%call expr="tile_loop('x', 'len')">\
 #pragma unroll
         for (int q = 0; q < NT; ++q) {
             const int e = lid + q * LS, blk = e % (GB * GB);
@@ -1899,8 +1921,7 @@ ${load_tile('x', 'len')}\
                     acc[q][3] += MUL(a1, b1);
                 }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+</%call>\
 #pragma unroll
     for (int q = 0; q < NT; ++q) {
         const int e = lid + q * LS, blk = e % (GB * GB), g = e / (GB * GB);
