@@ -1854,6 +1854,8 @@ ${caller.body()}\
 <%call expr="tile_loop(name, len)">\
         for (int e = lid; e < JW / 4 * (TC / 2); e += LS) {
             const int tg = e % (TC / 2), c0 = 4 * (e / (TC / 2));
+            if (t0 + tg >= ${len})
+                continue;  /* (both of its elements past the rows' end) */
             T s[2][4];
 #pragma unroll
             for (int u = 0; u < 2; ++u)
@@ -1912,7 +1914,7 @@ __kernel void gesvj_round(const int npairs, const int len, const int vlen, const
             const int e = lid + q * LS, blk = e % (GB * GB);
             const int i = 2 * (blk / GB), j = 2 * (blk % GB);
             if (e < GB * GB * GT)
-                for (int t = e / (GB * GB); t < TC; t += GT) {
+                for (int t = e / (GB * GB); t < min(TC, len - t0); t += GT) {
                     const T a0 = CONJ(TILE(i, t)), a1 = CONJ(TILE(i + 1, t));
                     const T b0 = TILE(j, t), b1 = TILE(j + 1, t);
                     acc[q][0] += MUL(a0, b0);
