@@ -480,8 +480,7 @@ def _jacobi_start(a, scale, rows, vectors):
     if not vectors:
         return x, None
     vt = zeros((p, rows, n), a.dtype, context=ctx)
-    st = vt.strides
-    vt._view((p, n), (st[0], st[1] + st[2])).fill(1)
+    _diagonal_view(vt).fill(1)
     return x, vt
 
 
@@ -651,14 +650,8 @@ def _svd(x, name, full_matrices=True, compute_uv=True):
 
 
 def svd(x, /, full_matrices=True, compute_uv=True, hermitian=False):
-    """U, S, Vh with x = U diag(S) Vh (S descending); S alone with compute_uv=False."""
-    if hermitian:
-        x, _, h = _host(x, "svd", square=False)
-        if not compute_uv:
-            return to_device(np.linalg.svd(h, compute_uv=False, hermitian=True), x.context)
-        ctx = x.context
-        return SVDResult(*(to_device(r, ctx) for r in np.linalg.svd(
-            h, full_matrices=full_matrices, hermitian=True)))
+    """U, S, Vh with x = U diag(S) Vh (S descending); S alone with compute_uv=False.
+    `hermitian` is accepted (the general SVD serves)."""
     u, s, vh = _svd(x, "svd", full_matrices, compute_uv)
     return SVDResult(u, s, vh) if compute_uv else s
 
