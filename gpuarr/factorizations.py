@@ -128,9 +128,11 @@ GESVJ_BATCH_LEAST = 17
 # over a pair's Gram matrix (H200, svd 2048 float32, before the QR and the prefetch: blocks
 # of 8 0.48 s, of 16 0.63 s, of 4 0.45 s; one inner sweep as fast and more accurate than two;
 # after them: tiles of 8 / 16 / 32 KiB 0.211 / 0.225 / 0.205 s, float64 0.366 / 0.338 /
-# 0.299 s), and the sweeps at most.
+# 0.299 s), the rows from which the host reorders them after each sweep (gesvj), and the
+# sweeps at most.
 GESVJ_BLOCK = 8
 GESVJ_TILE = 32768
+GESVJ_ORDER = 512
 GESVJ_INNER = 1
 GESVJ_SWEEPS = 40
 # Work-group size of the one-matrix kernels.
@@ -925,10 +927,13 @@ def gesvj(x, v=None, tol=None):
     """One-sided block Jacobi on the rows of x (p, rows, len), rows = gesvj_rows(n) (rows
     past n zero): rotates them, and v's rows (p, rows, vlen) by the same unitary matrix,
     until every two are orthogonal to `tol` (default sqrt(len) eps) relative to their
-    lengths. A sweep is rows / GESVJ_BLOCK - 1 launches; after it the host reads whether
-    anything rotated and the lengths, and the next sweep takes the rows longest first (de
-    Rijk's order: a third fewer sweeps). Returns (whether each matrix converged within
-    GESVJ_SWEEPS sweeps (numpy bools), x, v): x and v reordered (new arrays, or the same)."""
+    lengths. A sweep is rows / GESVJ_BLOCK - 1 launches. From GESVJ_ORDER rows, the host
+    reads after each sweep whether anything rotated and the lengths, and the next sweep
+    takes the rows longest first (de Rijk's order: a third fewer sweeps); below it, where a
+    sweep is short beside that round trip, the next sweep is queued before the read (one
+    sweep more at the end, its rounds checks only). Returns (whether each matrix converged
+    within GESVJ_SWEEPS sweeps (numpy bools), x, v): x and v reordered (new arrays, or the
+    same)."""
     p, rows, length = x.shape
     ctx = x.context
     nblocks = rows // GESVJ_BLOCK
@@ -942,7 +947,9 @@ def gesvj(x, v=None, tol=None):
     tol = float(np.sqrt(length) * np.finfo(x.dtype).eps if tol is None else tol)
     flags = zeros((GESVJ_SWEEPS, p), np.int32, context=ctx)
     norms = empty((p, rows), real, context=ctx)
+    ordered = rows >= GESVJ_ORDER
     unmoved = np.arange(rows)
+    moved = np.ones(p, np.int32)
     for s in range(GESVJ_SWEEPS):
         vv, vlen = (x, 0) if v is None else (v, v.shape[2])
         args = [npairs, length, vlen, 0, GESVJ_INNER, tol, pairs.storage, *_mat(x), *_mat(vv),
@@ -951,6 +958,12 @@ def gesvj(x, v=None, tol=None):
             args[3] = r
             enqueue(ctx, kernel, (p * npairs * ls,), (ls,), args, (),
                     (x.storage, vv.storage, pairs.storage, flags.storage, norms.storage))
+        if not ordered:
+            if s:  # the previous sweep's flags, this one queued
+                moved = flags[s - 1].get()
+                if not moved.any():
+                    break
+            continue
         moved = flags[s].get()
         if not moved.any():
             break
@@ -960,6 +973,9 @@ def gesvj(x, v=None, tol=None):
             x = gather_rows(x, perm, empty(x.shape, x.dtype, context=ctx))
             if v is not None:
                 v = gather_rows(v, perm, empty(v.shape, v.dtype, context=ctx))
+    else:
+        if not ordered:
+            moved = flags[GESVJ_SWEEPS - 1].get()
     return moved == 0, x, v
 
 
