@@ -123,14 +123,16 @@ GESVJ_MIN = {"gpu": 128, "cpu": None}
 GESVJ_BATCH = {"gpu": 2, "cpu": None}
 GESVJ_EIGH_MAX = 1024
 GESVJ_BATCH_LEAST = 17
-# gesvj's vectors a block (a work-group rotates two blocks), the bytes of a work-group's tile
-# of them (the next one's loads in flight while it works on one), the inner Jacobi sweeps
-# over a pair's Gram matrix (H200, svd 2048 float32, before the QR and the prefetch: blocks
-# of 8 0.48 s, of 16 0.63 s, of 4 0.45 s; one inner sweep as fast and more accurate than two;
-# after them: tiles of 8 / 16 / 32 KiB 0.211 / 0.225 / 0.205 s, float64 0.366 / 0.338 /
-# 0.299 s), the rows from which the host reorders them after each sweep (gesvj), and the
-# sweeps at most.
+# gesvj's vectors a block (a work-group rotates two blocks), its work-group size, the bytes
+# of a work-group's tile of them (the next one's loads in flight while it works on one), the
+# rows from which the host reorders them after each sweep (gesvj), the inner Jacobi sweeps
+# over a pair's Gram matrix, and the sweeps at most. H200, svd 2048 float32, before the QR
+# and the prefetch: blocks of 8 0.48 s, of 16 0.63 s, of 4 0.45 s; one inner sweep as fast
+# and more accurate than two; after them: tiles of 8 / 16 / 32 KiB 0.211 / 0.225 / 0.205 s,
+# float64 0.366 / 0.338 / 0.299 s; blocks of 4 / 16 0.34 / 0.27 s; work-groups of 512
+# 0.194 / 0.282 s (float32 / float64) against 256's 0.196 / 0.312.
 GESVJ_BLOCK = 8
+GESVJ_LOCAL = {"gpu": 256, "cpu": 64}
 GESVJ_TILE = 32768
 GESVJ_ORDER = 512
 GESVJ_INNER = 1
@@ -891,7 +893,7 @@ def gesvj_rows(n):
 def _gesvj_kernel(ctx, dtype):
     """gesvj_round of dtype: tiles of GESVJ_TILE bytes (halved until they fit beside the
     Gram matrix and its rotation in local memory)."""
-    ls = LOCAL[device_class(ctx)] if device_class(ctx) == "gpu" else 64
+    ls = GESVJ_LOCAL[device_class(ctx)]
     jb = GESVJ_BLOCK
     item = dtype.itemsize
     # (the tile holds the Gram matrix's partial sums: ls / jb^2 of them, 2 jb x 2 jb each)
