@@ -1790,15 +1790,16 @@ ${column_loop()}\
 % endif
 % endif
 % if part == 'gesvj':
-## gesvj_round(npairs, len, vlen, round, inner, tol, pairs, x..., v..., flags, flag_off): a
-##   round of one-sided block Jacobi. The rows of x (p, nvec, len) are the vectors, in blocks
-##   of JB rows; work-group g takes the pair of blocks pairs[round][g % npairs] of matrix
-##   g / npairs: their Gram matrix G = W^H W (W: the 2 JB vectors as columns), and where two
-##   of them are not orthogonal (|G_ij| > tol sqrt(G_ii G_jj)), `inner` sweeps of cyclic
-##   Jacobi on G (a round-robin of JB disjoint rotations a step) whose product J rotates the
-##   vectors (W J) and the same rows of v (p, nvec, vlen); flags[flag_off + matrix] counts
-##   the pairs that rotated; norms (p, nvec) gets the vectors' squared lengths. J is kept as J - I and applied as W + W (J - I): vectors that
-##   barely turn keep their bits (most, in the last sweeps).
+## gesvj_round(npairs, len, vlen, round, inner, tol, pairs, x..., v..., flags, flag_off,
+##   norms): a round of one-sided block Jacobi. The rows of x (p, nvec, len) are the
+##   vectors, in blocks of JB rows; work-group g takes the pair of blocks
+##   pairs[round][g % npairs] of matrix g / npairs: their Gram matrix G = W^H W (W: the 2 JB
+##   vectors as columns), and where two of them are not orthogonal (|G_ij| > tol
+##   sqrt(G_ii G_jj)), `inner` sweeps of cyclic Jacobi on G (a round-robin of JB disjoint
+##   rotations a step) whose product J rotates the vectors (W J) and the same rows of v
+##   (p, nvec, vlen); flags[flag_off + matrix] counts the pairs that rotated; norms (p, nvec)
+##   gets the vectors' squared lengths. J is kept as J - I and applied as W + W (J - I):
+##   vectors that barely turn keep their bits (most, in the last sweeps).
 #define JB ${jb}
 #define JW (2 * JB)
 #define TC ${tc}
