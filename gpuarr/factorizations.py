@@ -113,15 +113,15 @@ GJ_BYTES = 512
 # 8-32); GPU: unmeasured, kept small (a work-item's matrix should stay in cache).
 JACOBI_MAX = {"gpu": 16, "cpu": 32}
 # One-sided block Jacobi on the device (gesvj) takes SVDs with min(m, n) >= GESVJ_MIN, and
-# batches of at least GESVJ_BATCH SVDs, or Hermitian eigenproblems past JACOBI_MAX and up to
-# GESVJ_EIGH_MAX, of matrices at least GESVJ_BATCH_LEAST wide; the rest, and CPUs (numpy's
-# LAPACK is faster there), the host's LAPACK.
-# H200 against the host's LAPACK (16 cores): svd 512 / 2048 float32 0.04 / 0.42 s against
-# 0.09 / 1.8 s; eigh of one 512 / 1024 matrix 0.034 / 0.11 s against 0.027 / 0.11 s (and less
-# accurate: the shift), of 64 x 128 x 128 0.007 s against 0.08 s.
+# batches of at least GESVJ_BATCH SVDs or Hermitian eigenproblems past JACOBI_MAX, of
+# matrices at least GESVJ_BATCH_LEAST wide, and single eigenproblems from GESVJ_EIGH_ONE;
+# the rest, and CPUs (numpy's LAPACK is faster there), the host's LAPACK.
+# H200 against the host's LAPACK (16 cores), first version: svd 512 / 2048 float32 0.04 /
+# 0.42 s against 0.09 / 1.8 s; eigh of one 512 / 1024 matrix 0.034 / 0.11 s against 0.027 /
+# 0.11 s, of 64 x 128 x 128 0.007 s against 0.08 s.
 GESVJ_MIN = {"gpu": 128, "cpu": None}
 GESVJ_BATCH = {"gpu": 2, "cpu": None}
-GESVJ_EIGH_MAX = 1024
+GESVJ_EIGH_ONE = 1024
 GESVJ_BATCH_LEAST = 17
 # gesvj's vectors a block (a work-group rotates two blocks), its work-group size, the bytes
 # of a work-group's tile of them (the next one's loads in flight while it works on one), the
@@ -183,9 +183,10 @@ def gesvj_fits(ctx, p, m, n, hermitian=False):
     k = min(m, n)
     if least is None or k < GESVJ_BATCH_LEAST:
         return False
+    batched = batch is not None and p >= batch
     if hermitian:
-        return p >= batch and JACOBI_MAX[cls] < n <= GESVJ_EIGH_MAX
-    return k >= least or p >= batch
+        return n > JACOBI_MAX[cls] and (batched or n >= GESVJ_EIGH_ONE)
+    return k >= least or batched
 
 
 _SIZES = {}

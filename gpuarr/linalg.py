@@ -460,6 +460,10 @@ def _eigh(x, UPLO, name, vectors=True):
     return to_device(w, x.context), to_device(v, x.context)
 
 
+# Hermitian eigenproblems from this size take a second Jacobi pass on V^H A V (eigh).
+EIGH_REFINE = 256
+
+
 def _scaled(a):
     """(the powers of two near max |a| of each matrix of the (p, m, n) stack a, on the
     host), or None where a matrix holds a NaN or an infinity (those go to LAPACK)."""
@@ -499,38 +503,55 @@ def _diagonal_view(x):
     return x._view((x.shape[0], min(x.shape[1:])), (sb, sr + sc))
 
 
-def _eigh_jacobi(a, upper, vectors):
-    """eigh of the (p, n, n) stack a (its upper triangle with `upper`, else the lower) by
-    one-sided Jacobi on B = A + shift I, shift >= 0 making B positive semidefinite
-    (Gershgorin): B's right singular vectors are A's eigenvectors (no pairing of +-lambda).
-    Eigenvalues: the Rayleigh quotients v^H A v (vectors' errors grow with the shift; the
-    quotients' only with their square). None where a has a NaN or an infinity."""
-    p, n, _ = a.shape
-    ctx = a.context
-    tri = manipulation.triu(a, 1) if upper else manipulation.tril(a, -1)
-    full = UFUNCS["add"](tri, _adjoint(tri))
-    diag = real(_diagonal_view(a)).copy()
-    _diagonal_view(full)[...] = diag
-    scale = _scaled(full)
-    if scale is None:
-        return None
-    radius = UFUNCS["subtract"](reduction.sum(UFUNCS["absolute"](full), 2, keepdims=False),
+def _psd_shifted(h):
+    """h + shift I for the Hermitian stack h, shift = max(0, -min_i(h_ii - sum_j!=i
+    |h_ij|)) (Gershgorin: the result is positive semidefinite)."""
+    p = h.shape[0]
+    diag = real(_diagonal_view(h)).copy()
+    radius = UFUNCS["subtract"](reduction.sum(UFUNCS["absolute"](h), 2, keepdims=False),
                                 UFUNCS["absolute"](diag))
     shift = UFUNCS["maximum"](UFUNCS["negative"](
         reduction.min(UFUNCS["subtract"](diag, radius), 1, keepdims=False)), 0)
-    b = full.copy()
+    b = h.copy()
     _diagonal_view(b)[...] = UFUNCS["add"](diag, shift.reshape(p, 1))
-    done, _, vt = factorizations.gesvj(*_jacobi_start(b, scale, factorizations.gesvj_rows(n),
-                                                      True))
-    if not done.all():
-        raise LinAlgError("eigh: Jacobi did not converge")
-    vt = vt[:, :n]
-    av = blas.matmul(vt, matrix_transpose(full))  # row i: (A v_i)^T
-    w = real(reduction.sum(UFUNCS["multiply"](UFUNCS["conjugate"](vt), av), 2,
+    return b
+
+
+def _psd_vectors(h):
+    """The eigenvectors (columns) of the Hermitian stack h: the right singular vectors of h
+    shifted positive semidefinite (no mixing of +-lambda), by _svd_jacobi; None where h has
+    a NaN or an infinity."""
+    found = _svd_jacobi(_psd_shifted(h), False, True)
+    return None if found is None else _adjoint(found[2])
+
+
+def _eigh_jacobi(a, upper, vectors):
+    """eigh of the (p, n, n) stack a (its upper triangle with `upper`, else the lower) by
+    one-sided Jacobi on A shifted positive semidefinite (Gershgorin, up to ~n^(1/2) ||A||:
+    the vectors' error grows with it), then, from EIGH_REFINE, again on V^H A V (nearly
+    diagonal: its shift ~ ||A||) for V V2; the eigenvalues the Rayleigh quotients v^H A v.
+    None where a has a NaN or an infinity."""
+    p, n, _ = a.shape
+    tri = manipulation.triu(a, 1) if upper else manipulation.tril(a, -1)
+    full = UFUNCS["add"](tri, _adjoint(tri))
+    _diagonal_view(full)[...] = real(_diagonal_view(a))
+    v = _psd_vectors(full)
+    if v is None:
+        return None
+    if n >= EIGH_REFINE:
+        m = blas.matmul(_adjoint(v), blas.matmul(full, v))
+        v2 = _psd_vectors(UFUNCS["multiply"](UFUNCS["add"](m, _adjoint(m)), 0.5))
+        if v2 is None:
+            return None
+        v = blas.matmul(v, v2)
+    av = blas.matmul(full, v)
+    w = real(reduction.sum(UFUNCS["multiply"](UFUNCS["conjugate"](v), av), 1,
                            keepdims=False)).get()
     order = np.argsort(w, axis=-1, kind="stable")
-    w = to_device(np.take_along_axis(w, order, -1), ctx)
-    return w, _rows_ordered(vt, order, (p, n, n), transpose=True) if vectors else None
+    w = to_device(np.take_along_axis(w, order, -1), a.context)
+    if not vectors:
+        return w, None
+    return w, _rows_ordered(factorizations._transposed(v), order, (p, n, n), transpose=True)
 
 
 def eigh(x, /, UPLO="L"):
