@@ -460,8 +460,9 @@ def _eigh(x, UPLO, name, vectors=True):
     return to_device(w, x.context), to_device(v, x.context)
 
 
-# Hermitian eigenproblems from this size take a second Jacobi pass on V^H A V (eigh).
-EIGH_REFINE = 256
+# Hermitian eigenproblems from this size take a second Jacobi pass on V^H A V (eigh): the
+# first pass's shift grows like n^(1/2) ||A||, and with it the vectors' error.
+EIGH_REFINE = 512
 
 
 def _scaled(a):
@@ -521,7 +522,7 @@ def _psd_vectors(h):
     """The eigenvectors (columns) of the Hermitian stack h: the right singular vectors of h
     shifted positive semidefinite (no mixing of +-lambda), by _svd_jacobi; None where h has
     a NaN or an infinity."""
-    found = _svd_jacobi(_psd_shifted(h), False, True)
+    found = _svd_jacobi(_psd_shifted(h), False, True, want_u=False)
     return None if found is None else _adjoint(found[2])
 
 
@@ -599,8 +600,9 @@ def _completed(u):
     return UFUNCS["multiply"](q, to_device(phase[:, None, :], u.context))
 
 
-def _svd_jacobi(a, full_matrices, compute_uv):
-    """(u, s, vh) (u, vh None without compute_uv) of the (p, m, n) stack a, m >= n: A = Q R
+def _svd_jacobi(a, full_matrices, compute_uv, want_u=True):
+    """(u, s, vh) (u, vh None without compute_uv, u None without want_u: neither Q nor V'
+    then) of the (p, m, n) stack a, m >= n: A = Q R
     (Householder, the device's), one-sided Jacobi on the columns of R^H (Drmac and
     Veselic's preconditioning: a third fewer sweeps, and vectors of n, not m): R^H V' =
     U' S, so A = (Q V') S U'^H. V's columns of zero singular values (below max(s) m eps)
@@ -611,14 +613,15 @@ def _svd_jacobi(a, full_matrices, compute_uv):
     scale = _scaled(a)
     if scale is None:
         return None
-    complete = compute_uv and full_matrices and m > n
-    if compute_uv:
+    want_u = compute_uv and want_u
+    complete = want_u and full_matrices and m > n
+    if want_u:
         q, r = qr(a, mode="complete" if complete else "reduced")
         r = r[:, :n]
     else:
         r = qr(a, mode="r")
     done, x, vt = factorizations.gesvj(*_jacobi_start(_adjoint(r), scale,
-                                                      factorizations.gesvj_rows(n), compute_uv))
+                                                      factorizations.gesvj_rows(n), want_u))
     if not done.all():
         raise LinAlgError("SVD did not converge")
     sigma = vector_norm(x[:, :n], axis=2).get() * scale[:, None]
@@ -633,6 +636,8 @@ def _svd_jacobi(a, full_matrices, compute_uv):
     UFUNCS["multiply"](vh, to_device(unit.reshape(p, n, 1), ctx), out=vh)
     vh = _adjoint(_completed(factorizations._transposed(vh))) if null.any() else \
         UFUNCS["conjugate"](vh, out=vh)
+    if not want_u:
+        return None, s_dev, vh
     rotation = _rows_ordered(vt, order, (p, n, n), transpose=True)  # V'
     u = blas.matmul(q[:, :, :n], rotation)
     if complete:
