@@ -619,13 +619,7 @@ def _permuted(b, piv, by_cols=False, reverse=False):
     kernel, ls = _kernel(ctx, "pivots_to_perm", b.dtype)
     enqueue(ctx, kernel, (_columns(n, ls), p), (ls, 1),
             [p, n, int(reverse), *_vec(piv), perm.storage], (piv.storage,), (perm.storage,))
-    out = empty(b.shape, b.dtype, context=ctx)
-    kernel, ls = _kernel(ctx, "gather", b.dtype)
-    ls = min(ls, -(-c // 32) * 32)
-    enqueue(ctx, kernel, (_columns(c, ls), r, p), (ls, 1, 1),
-            [r, c, int(by_cols), *_mat(b), perm.storage, *_mat(out)],
-            (b.storage, perm.storage), (out.storage,))
-    return out
+    return gather_rows(b, perm, empty(b.shape, b.dtype, context=ctx), by_cols)
 
 
 def _trsm_leaf(ctx, dtype):
@@ -976,15 +970,15 @@ def gesvj(x, v=None, tol=None):
             x = gather_rows(x, perm, empty(x.shape, x.dtype, context=ctx))
             if v is not None:
                 v = gather_rows(v, perm, empty(v.shape, v.dtype, context=ctx))
-    else:
+    else:  # every sweep ran: the last one's flags (not read yet where queued ahead)
         if not ordered:
             moved = flags[GESVJ_SWEEPS - 1].get()
     return moved == 0, x, v
 
 
-def gather_rows(x, perm, out):
-    """out[b, i, :] = x[b, perm[b, i], :] for the (p, r, c) arrays x and out (any strides)
-    and the int32 (p, r) perm: one launch."""
+def gather_rows(x, perm, out, by_cols=False):
+    """out[b, i, :] = x[b, perm[b, i], :] (by_cols: out[b, :, j] = x[b, :, perm[b, j]]) for
+    the (p, r, c) arrays x and out (any strides) and the int32 perm: one launch."""
     p, r, c = out.shape
     if not (p and r and c):
         return out
@@ -992,8 +986,8 @@ def gather_rows(x, perm, out):
     kernel, ls = _kernel(ctx, "gather", x.dtype)
     ls = min(ls, -(-c // 32) * 32)
     enqueue(ctx, kernel, (_columns(c, ls), r, p), (ls, 1, 1),
-            [r, c, 0, *_mat(x), perm.storage, *_mat(out)], (x.storage, perm.storage),
-            (out.storage,))
+            [r, c, int(by_cols), *_mat(x), perm.storage, *_mat(out)],
+            (x.storage, perm.storage), (out.storage,))
     return out
 
 
