@@ -897,7 +897,9 @@ def _gesvj_kernel(ctx, dtype):
     room = ctx.device.cl_device.local_mem_size - 1024 - 2 * (2 * jb) * (2 * jb + 1) * item
     while tc > least and 2 * jb * (tc + 1) * item > room:
         tc //= 2
-    unroll = _unrolled(ctx)  # (PoCL takes minutes on the unrolled prefetch)
+    # (GPUs only: CPU compilers take 10-25 s (Intel's) to minutes (PoCL's) on the unrolled
+    # prefetch, and a CPU gains nothing from it)
+    unroll = _unrolled(ctx) and device_class(ctx) == "gpu"
     key = ("linalg-gesvj", dtype.name, ls, jb, tc, unroll)
     kernel = ctx.kernels.get(key)
     if kernel is None:
