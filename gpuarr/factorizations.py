@@ -356,6 +356,11 @@ def _grid_panel(a, piv, info, base, grid):
                  grid.values.storage))
 
 
+def _real_of(dtype):
+    """The real dtype of dtype's values (float32 for complex64)."""
+    return np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
+
+
 def _mat(x):
     """A 3-d array's kernel arguments: storage, element offset, batch/row/column strides."""
     item = x.itemsize
@@ -866,7 +871,7 @@ def syevj(a, upper=False):
     Jacobi until the off-diagonal mass is below eps^2 ||A||^2, one work-item per matrix."""
     p, n, _ = a.shape
     ctx = a.context
-    real = np.dtype(a.dtype.char.lower()) if a.dtype.kind == "c" else a.dtype
+    real = _real_of(a.dtype)
     w = empty((p, n), real, context=ctx)
     v = empty((p, n, n), a.dtype, context=ctx)
     if p and n:
@@ -905,9 +910,8 @@ def _gesvj_kernel(ctx, dtype):
     if kernel is None:
         program = get_program(ctx, key, "linalg.cl.mako", dtype=dtype.name, ls=ls,
                               part="gesvj", jb=jb, tc=tc, unroll=unroll)
-        real = np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
         kernel = kernel_from(ctx, key, program, "gesvj_round",
-                             [_I32] * 5 + [real, None] + _MAT * 2 + [None, _I32, None])
+                             [_I32] * 5 + [_real_of(dtype), None] + _MAT * 2 + [None, _I32, None])
     return kernel, ls
 
 
@@ -942,10 +946,9 @@ def gesvj(x, v=None, tol=None):
     table = _circle(nblocks)
     rounds, npairs = table.shape[:2]
     pairs = to_device(table.ravel(), ctx)
-    real = np.dtype(x.dtype.char.lower()) if x.dtype.kind == "c" else x.dtype
     tol = float(np.sqrt(length) * np.finfo(x.dtype).eps if tol is None else tol)
     flags = zeros((GESVJ_SWEEPS, p), np.int32, context=ctx)
-    norms = empty((p, rows), real, context=ctx)
+    norms = empty((p, rows), _real_of(x.dtype), context=ctx)
     ordered = rows >= GESVJ_ORDER
     unmoved = np.arange(rows)
     moved = np.ones(p, np.int32)

@@ -653,11 +653,8 @@ def _svd(x, name, full_matrices=True, compute_uv=True):
     ctx = x.context
     found = None
     if factorizations.gesvj_fits(ctx, math.prod(batch), m, n):
-        a = _work(x, dt)
         wide = m < n
-        if wide:
-            a = _work(_adjoint(a), dt)
-        found = _svd_jacobi(a, full_matrices, compute_uv)
+        found = _svd_jacobi(_work(_adjoint(x) if wide else x, dt), full_matrices, compute_uv)
         if found is not None:
             u, s, vh = found
             if wide and compute_uv:
