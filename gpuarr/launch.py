@@ -9,8 +9,12 @@ writes, and as a pending read of what it reads on a queue other than that storag
 Kernel arguments are state of the `cl.Kernel` object, which two threads must not set at
 once: a `Launcher` belongs to the first thread that launches it, and any other thread gets
 a kernel object of its own from the same program, so the hot path takes no lock.
+
+A `Recording` captures the commands one thread enqueues here, for a caller to enqueue the
+same commands again without the host work that chose them (gpuarr.symbolic's replays).
 """
 
+import contextlib
 import operator
 import struct
 import threading
@@ -18,14 +22,57 @@ import threading
 import numpy as np
 import pyopencl as cl
 
+from .errors import GpuArrayError
 from .memory import Storage
 
-__all__ = ["Launcher", "copy_buffer", "enqueue", "fill_buffer", "host_copy", "read_host", "record",
-           "waits", "write_host"]
+__all__ = ["Launcher", "Recording", "copy_buffer", "enqueue", "fill_buffer", "host_copy",
+           "read_host", "record", "recording", "waits", "write_host"]
 
 _get_ident = threading.get_ident
 _claim_lock = threading.Lock()
 _UNSET = object()
+_recording = None  # the Recording installed (one thread's), or None
+
+
+class Recording:
+    """The commands one thread enqueues through `enqueue`, `copy_buffer` and `fill_buffer`
+    while it is installed: `commands`, a list of (function, arguments) to call again as they
+    were. Any other command (a host transfer, another library's kernel) makes it unfit to
+    replay: `spoiled` then names the first. While `paused`, nothing is captured or spoiled
+    (the caller replays that work its own way)."""
+
+    __slots__ = ("commands", "paused", "spoiled", "tid")
+
+    def __init__(self):
+        self.tid = _get_ident()
+        self.commands = []
+        self.spoiled = None
+        self.paused = False
+
+
+@contextlib.contextmanager
+def recording(rec):
+    """Install the Recording `rec` for the block (one at a time)."""
+    global _recording
+    if _recording is not None:
+        raise GpuArrayError("launch.recording: a recording is already installed")
+    _recording = rec
+    try:
+        yield rec
+    finally:
+        _recording = None
+
+
+def _capture(fn, args):
+    rec = _recording
+    if rec.tid == _get_ident() and not rec.paused:
+        rec.commands.append((fn, args))
+
+
+def _spoil(what):
+    rec = _recording
+    if rec.tid == _get_ident() and not rec.paused and rec.spoiled is None:
+        rec.spoiled = what
 
 
 def _packer(scalar_type):
@@ -151,7 +198,14 @@ def waits(queue, reads=(), writes=()):
 
 
 def record(event, queue, reads=(), writes=()):
-    """Record `event` (on `queue`) as a read of `reads` and the last write of `writes`."""
+    """Record `event` (on `queue`) as a read of `reads` and the last write of `writes` (the
+    bookkeeping of a command enqueued outside this module)."""
+    if _recording is not None:
+        _spoil("a command enqueued outside gpuarr.launch")
+    return _record(event, queue, reads, writes)
+
+
+def _record(event, queue, reads=(), writes=()):
     for st in reads:
         if st.event_queue is not queue:
             st.read(event, queue)
@@ -166,6 +220,9 @@ def enqueue(ctx, launcher, size, local, args, reads=(), writes=(), offset=None):
     """Enqueue `launcher`'s kernel over `size` (work-group `local`, global `offset`) with
     `args` after the commands it must follow; `reads`/`writes` are the Storages it reads and
     writes, which record it. Returns the event."""
+    if _recording is not None:
+        _capture(enqueue, (ctx, launcher, size, local, tuple(args), tuple(reads), tuple(writes),
+                           offset))
     queue = ctx.queue
     with ctx.launch_lock:
         wait = None
@@ -185,48 +242,56 @@ def enqueue(ctx, launcher, size, local, args, reads=(), writes=(), offset=None):
         launcher.set_args(args)
         event = cl.enqueue_nd_range_kernel(queue, launcher.kernel, size, local, offset,
                                            wait_for=wait)
-        return record(event, queue, reads, writes)
+        return _record(event, queue, reads, writes)
 
 
 def copy_buffer(ctx, dst, src, nbytes, dst_offset=0, src_offset=0, queue=None):
     """Copy `nbytes` between Storages (of one cl.Context) on `queue` (default ctx's)."""
+    if _recording is not None:
+        _capture(copy_buffer, (ctx, dst, src, nbytes, dst_offset, src_offset, queue))
     queue = queue or ctx.queue
     with ctx.launch_lock:
         event = cl.enqueue_copy(queue, dst.buffer, src.buffer, byte_count=nbytes,
                                 src_offset=src_offset, dst_offset=dst_offset,
                                 wait_for=waits(queue, (src,), (dst,)))
-        return record(event, queue, (src,), (dst,))
+        return _record(event, queue, (src,), (dst,))
 
 
 def fill_buffer(ctx, dst, pattern, offset, nbytes):
     """Fill `nbytes` of Storage `dst` from `offset` with the bytes of `pattern`."""
+    if _recording is not None:
+        _capture(fill_buffer, (ctx, dst, pattern, offset, nbytes))
     queue = ctx.queue
     with ctx.launch_lock:
         event = cl.enqueue_fill_buffer(queue, dst.buffer, pattern, offset, nbytes,
                                        wait_for=waits(queue, (), (dst,)))
-        return record(event, queue, (), (dst,))
+        return _record(event, queue, (), (dst,))
 
 
 def read_host(ctx, host, src, offset, queue=None):
     """Copy Storage `src` from byte `offset` into the numpy array `host`; waits for it. On
     another of ctx's queues (ctx.copy_queue) it waits only for `src`'s last write, not for
     what ctx.queue holds after it."""
+    if _recording is not None:
+        _spoil("a read to the host")
     queue = queue or ctx.queue
     with ctx.launch_lock:
         if queue is not ctx.queue:
             ctx.queue.flush()  # (the write it waits for must reach the device)
         event = cl.enqueue_copy(queue, host, src.buffer, src_offset=offset,
                                 wait_for=waits(queue, (src,)), is_blocking=True)
-        return record(event, queue, (src,))
+        return _record(event, queue, (src,))
 
 
 def write_host(ctx, dst, host, offset, blocking=True):
     """Copy the numpy array `host` into Storage `dst` from byte `offset`."""
+    if _recording is not None:
+        _spoil("a write from the host")
     queue = ctx.queue
     with ctx.launch_lock:
         event = cl.enqueue_copy(queue, dst.buffer, host, dst_offset=offset,
                                 wait_for=waits(queue, (), (dst,)), is_blocking=blocking)
-        return record(event, queue, (), (dst,))
+        return _record(event, queue, (), (dst,))
 
 
 def host_copy(queue, host, storage, offset, to_device, after=()):
@@ -234,12 +299,14 @@ def host_copy(queue, host, storage, offset, to_device, after=()):
     from byte `offset`, on `queue` (any queue of the storage's cl.Context): into the device
     when `to_device`, else out of it; also after the events `after` (of that cl.Context).
     The staged copies between contexts and processes use it."""
+    if _recording is not None:
+        _spoil("a copy between the host and a device")
     if to_device:
         wait = [*(waits(queue, (), (storage,)) or ()), *after]
         event = cl.enqueue_copy(queue, storage.buffer, host, dst_offset=offset,
                                 wait_for=wait or None, is_blocking=False)
-        return record(event, queue, (), (storage,))
+        return _record(event, queue, (), (storage,))
     wait = [*(waits(queue, (storage,)) or ()), *after]
     event = cl.enqueue_copy(queue, host, storage.buffer, src_offset=offset,
                             wait_for=wait or None, is_blocking=False)
-    return record(event, queue, (storage,))
+    return _record(event, queue, (storage,))

@@ -39,6 +39,7 @@ def _out(op, dtype, broadcastable):
 
 class _DimShuffle(Op):
     """Permute dimensions, insert broadcastable ones ('x'), drop broadcastable ones: a view."""
+    replayable = True
 
     __props__ = ("input_broadcastable", "new_order")
     view = True
@@ -114,6 +115,7 @@ def transpose(x, axes=None):
 
 class Shape(HostOp):
     """x.shape as an int64 vector on the host; reads only x's shape (no transfer)."""
+    replayable = True
 
     shape_only = (0,)
 
@@ -129,6 +131,7 @@ class Shape(HostOp):
 
 class Shape_i(HostOp):  # Theano's name
     """x.shape[i] as a 0-d int64 on the host; reads only x's shape."""
+    replayable = True
 
     __props__ = ("i",)
     shape_only = (0,)
@@ -153,6 +156,7 @@ class Shape_i(HostOp):  # Theano's name
 
 class MakeVector(HostOp):
     """A vector of 0-d values of one dtype, on the host (shapes built of sizes)."""
+    replayable = True
 
     __props__ = ("dtype",)
 
@@ -321,6 +325,7 @@ class _Reshape(Op):
     """x with a new shape (parse_shape's entries from input 1, one -1 allowed; ("d", 0, d)
     is x's own dimension d; None: the shape of the second input): a view when the layout
     allows, else a copy, as numpy."""
+    replayable = True
 
     __props__ = ("shape",)
     view = True
@@ -530,6 +535,7 @@ class _Get(Op):
 
 class _Subtensor(_Get):
     """x[key] for a basic-indexing key (ints, symbolic int scalars, slices): a view."""
+    replayable = True
 
     __props__ = ("template",)
     view = True
@@ -848,6 +854,7 @@ def set_subtensor(x, y):
 class _BroadcastLike(Op):
     """`value` broadcast to the shape of `like`: a read-only view, or on a device a
     filled array when value is a host scalar."""
+    replayable = True
 
     view = True
     shape_only = (1,)
@@ -897,6 +904,7 @@ def ones_like(x, dtype=None):
 
 class _DeepCopy(Op):
     """A copy, so that an output never aliases an input, a shared value or another output."""
+    replayable = True
 
     def make_node(self, x):
         x = as_variable(x)
@@ -912,6 +920,7 @@ DeepCopyOp, GpuDeepCopyOp = op_pair(_DeepCopy, "DeepCopyOp")
 class Size(HostOp):
     """The number of elements along `axes` (None: all) of x, an int64 on the host; reads
     only x's shape."""
+    replayable = True
 
     __props__ = ("axes",)
     shape_only = (0,)
@@ -937,6 +946,7 @@ class Size(HostOp):
 class _Alloc(Op):
     """`value` broadcast to a shape of ints and symbolic sizes (parse_shape's entries,
     from input 1), as a new array (Theano's alloc)."""
+    replayable = True
 
     __props__ = ("shape",)
     host_scalars = (0,)
@@ -1000,6 +1010,7 @@ def ones(shape, dtype=None):
 
 class _ARange(Op):
     """numpy.arange(start, stop, step) of 0-d host values (symbolic sizes)."""
+    replayable = True
 
     __props__ = ("dtype",)
     host_inputs = (0, 1, 2)
@@ -1046,6 +1057,7 @@ def arange(start, stop=None, step=1, dtype=None):
 
 class _Join(Op):
     """numpy.concatenate of the inputs along `axis` (numpy's result dtype)."""
+    replayable = True
 
     __props__ = ("axis",)
 

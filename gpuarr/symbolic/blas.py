@@ -26,6 +26,7 @@ def _dot_dtype(a, b):
 
 class _Dot(Op):
     """numpy.dot of operands with `ndims` dimensions."""
+    replayable = True
 
     ndims = None
 
@@ -66,6 +67,7 @@ Dot, GpuDot = CLASSES[(1, 1)]
 
 class _TensorDot(Op):
     """numpy.tensordot over the axes `axes_a` of a and `axes_b` of b (paired in order)."""
+    replayable = True
 
     __props__ = ("axes_a", "axes_b")
 
@@ -108,6 +110,7 @@ TensorDot, GpuTensorDot = op_pair(_TensorDot, "TensorDot")
 class _MatMul(Op):
     """numpy.matmul of operands of 2 or more dimensions: a batch of matrix products,
     the leading (batch) dimensions broadcast."""
+    replayable = True
 
     def make_node(self, a, b):
         a, b = as_variable(a), as_variable(b)

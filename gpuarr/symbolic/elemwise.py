@@ -111,6 +111,7 @@ def _device_call(name, args):
 
 class _Elemwise(Op):
     """Elementwise ufunc calls: one per node on the host, a fused chain on a device."""
+    replayable = True
 
     __props__ = ("program",)
     host_scalars = "all"

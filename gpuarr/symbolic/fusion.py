@@ -394,6 +394,7 @@ def map_expression(program, in_types):
 class _ElemwiseSum(Op):
     """numpy.sum over `axis` of an elementwise program's one output, computed as the
     reduction reads (one kernel: no array of the program's values)."""
+    replayable = True
 
     __props__ = ("program", "axis", "keepdims")
 

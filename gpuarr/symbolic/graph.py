@@ -260,6 +260,10 @@ class Op:
     host_inputs = ()  # inputs that must be host values (indices)
     host_scalars = ()  # 0-d host inputs a Gpu op takes as they are ("all" for every input)
     gpu_class = None  # the Gpu version of a host op, set by op_pair
+    # its device commands follow from the shapes, dtypes and layouts of its inputs, the host
+    # values it takes and the flags (no state of its own, no reads of device data): a
+    # compiled function may replay them (replay.py)
+    replayable = False
 
     def _props(self):
         return tuple(getattr(self, p) for p in self.__props__)

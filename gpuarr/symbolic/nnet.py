@@ -31,6 +31,7 @@ def _sum(x, axis):
 
 
 class _SoftmaxBase(Op):
+    replayable = True
     __props__ = ("axis",)
 
     def __init__(self, axis):

@@ -48,6 +48,7 @@ def _reduced(axis, ndim):
 
 class _CAReduce(Op):
     """numpy's reduction `name` over `axis` (None: all), numpy's result dtypes."""
+    replayable = True
 
     __props__ = ("name", "axis", "keepdims")
 

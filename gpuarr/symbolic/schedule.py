@@ -31,6 +31,7 @@ from .elemwise import GpuElemwise, _device_call, evaluate
 from .graph import Constant, HostOp
 from .mode import DebugModeError
 from .profiling import ProfileStats
+from .replay import Replays
 from .transfer import TRANSFERS, GpuFromHost, HostFromGpu
 
 __all__ = ["Schedule", "inplace_updates", "run_order"]
@@ -306,6 +307,7 @@ class Schedule:
         updates = list(zip(shared, fgraph.outputs[n_out:]))
         targets, after = (inplace_updates(fgraph, updates) if mode.inplace else ({}, {}))
         self.order = order = run_order(fgraph, after)
+        self.mode = mode
         self.profile = ProfileStats(name, order) if profile else None
         variables = [*fgraph.inputs, *(x for n in order for x in (*n.inputs, *n.outputs)),
                      *fgraph.outputs]
@@ -315,16 +317,18 @@ class Schedule:
         self.cells = cells = [c.data for c in consts] + [None] * len(others)
         self.first = len(consts)
         self.blank = [None] * len(others)
+        self.inputs, self.shared_inputs = fgraph.inputs[:n_inputs], fgraph.inputs[n_inputs:]
         self.in_cells = [index[v] for v in fgraph.inputs[:n_inputs]]
         self.shared_cells = [(index[v], v.container) for v in fgraph.inputs[n_inputs:]]
         self.out_cells = [index[v] for v in fgraph.outputs[:n_out]]
         self.update_cells = [(s.container, index[v]) for s, v in updates]
         self.inplace = {node: shared for node, (_, shared) in targets.items()}
         roots = [index[v] for v in fgraph.inputs]
-        self.steps = []
+        self.steps, self.step_cells = [], []
         for k, node in enumerate(order):
             ins = [index[v] for v in node.inputs]
             outs = [index[v] for v in node.outputs]
+            self.step_cells.append((ins, outs))
             if isinstance(node.op, GpuElemwise):
                 target = targets.get(node)
                 if target is not None:
@@ -338,3 +342,4 @@ class Schedule:
             if self.profile is not None:
                 step = self.profile.timed(node, step, outs, cells)
             self.steps.append(step)
+        self.replays = Replays(self)

@@ -56,6 +56,7 @@ class _Move(Op):
 
 class GpuFromHost(_Move):
     """Host to device `ctx`."""
+    replayable = True
 
     @property
     def context_name(self):
@@ -68,6 +69,7 @@ class GpuFromHost(_Move):
 
 class HostFromGpu(_Move):
     """Device `ctx` to the host (a blocking copy)."""
+    replayable = True
 
     def fn(self, node):
         return lambda v: v.get()
