@@ -6,7 +6,9 @@ values of the host scalars, the very device arrays read, the flags) make the sam
 on the same buffers, but for the data uploaded. The second call with a key is recorded
 (`launch.Recording`); later calls with that key enqueue the recorded commands again:
 
-- an upload of an input writes the new data into the recorded buffer;
+- an upload of an input writes the new data into the recorded buffer; where a read to the
+  host from that device follows it (the call returns only once the upload is done), without
+  waiting for the copy: the host enqueues the kernels while the data moves;
 - the kernels are enqueued as recorded (the same arguments, the same intermediate buffers,
   which the replay keeps alive);
 - a device output gets a new buffer each call (the recorded commands that touch its buffer
@@ -21,7 +23,6 @@ the plain schedule; `Replays.why` (or the tape's) says why.
 """
 
 import collections
-import copy
 
 import numpy as np
 
@@ -64,7 +65,7 @@ def _device_key(v):
 
 def _on(v, storage):
     """A view like the array `v` on `storage` instead."""
-    w = copy.copy(v)
+    w = v._view(v.shape, v.strides)
     w.storage, w.base = storage, None
     return w
 
@@ -188,10 +189,22 @@ class Tape:
         self.why = rec.spoiled or self._unfit(sched, cells, before, external, made_by, uploads)
         if self.why is None:
             self.commands = rec.commands
-            self.uploads = uploads
             self.entries = self._needed(sched, entries, replays.kinds)
+            self.uploads = self._uploads(sched, uploads, replays.kinds)
             self._bind(sched, cells, made_by)
         return self, outs
+
+    def _uploads(self, sched, uploads, kinds):
+        """{entry: (recorded array, whether a read of its device follows)}."""
+        read_after, found = set(), {}
+        for e in reversed(self.entries):
+            if isinstance(e, int):
+                op = sched.order[e].op
+                if kinds[e] == "read":
+                    read_after.add(op.ctx)
+                elif e in uploads:
+                    found[e] = (uploads[e], op.ctx in read_after)
+        return found
 
     @staticmethod
     def _unfit(sched, cells, before, external, made_by, uploads):
@@ -256,10 +269,15 @@ class Tape:
                 up = uploads.get(e)
                 if up is None:
                     steps[e]()
-                else:
-                    ins, outs = step_cells[e]
-                    up.set(cells[ins[0]])
-                    cells[outs[0]] = up
+                    continue
+                (ins, outs), (a, read_follows) = step_cells[e], up
+                if not read_follows:
+                    a.set(cells[ins[0]])
+                elif a.size:
+                    host = np.asarray(cells[ins[0]], a.dtype)
+                    host = np.ascontiguousarray(host) if a._is_c() else np.asfortranarray(host)
+                    launch.write_host(a.context, a.storage, host, a.offset, blocking=False)
+                cells[outs[0]] = a
             else:
                 for fn, args in commands[e[0]:e[1]]:
                     fn(*args)
@@ -277,8 +295,8 @@ def _storages(fn, args):
 
 def _swapped(fn, args, new):
     """A recorded command's arguments with the storages in `new` (by id) replaced."""
-    def swap(seq):
-        return tuple(new.get(id(a), a) if isinstance(a, Storage) else a for a in seq)
+    def swap(seq):  # (new's keys are ids of live storages: no other live object has one)
+        return tuple([new.get(id(a), a) for a in seq])
     if fn is launch.enqueue:
         return (*args[:4], swap(args[4]), swap(args[5]), swap(args[6]), args[7])
     return swap(args)
