@@ -6,9 +6,9 @@ values of the host scalars, the very device arrays read, the flags) make the sam
 on the same buffers, but for the data uploaded. The second call with a key is recorded
 (`launch.Recording`); later calls with that key enqueue the recorded commands again:
 
-- an upload of an input writes the new data into the recorded buffer; where a read to the
-  host from that device follows it (the call returns only once the upload is done), without
-  waiting for the copy: the host enqueues the kernels while the data moves;
+- an upload of an input writes the new data into the recorded buffer (and returns once the
+  data is there: NVIDIA's driver, left to copy pageable memory while the host enqueues the
+  kernels, made a training step 1.5x slower);
 - the kernels are enqueued as recorded (the same arguments, the same intermediate buffers,
   which the replay keeps alive);
 - a device output gets a new buffer each call (the recorded commands that touch its buffer
@@ -190,21 +190,9 @@ class Tape:
         if self.why is None:
             self.commands = rec.commands
             self.entries = self._needed(sched, entries, replays.kinds)
-            self.uploads = self._uploads(sched, uploads, replays.kinds)
+            self.uploads = uploads
             self._bind(sched, cells, made_by)
         return self, outs
-
-    def _uploads(self, sched, uploads, kinds):
-        """{entry: (recorded array, whether a read of its device follows)}."""
-        read_after, found = set(), {}
-        for e in reversed(self.entries):
-            if isinstance(e, int):
-                op = sched.order[e].op
-                if kinds[e] == "read":
-                    read_after.add(op.ctx)
-                elif e in uploads:
-                    found[e] = (uploads[e], op.ctx in read_after)
-        return found
 
     @staticmethod
     def _unfit(sched, cells, before, external, made_by, uploads):
@@ -269,15 +257,10 @@ class Tape:
                 up = uploads.get(e)
                 if up is None:
                     steps[e]()
-                    continue
-                (ins, outs), (a, read_follows) = step_cells[e], up
-                if not read_follows:
-                    a.set(cells[ins[0]])
-                elif a.size:
-                    host = np.asarray(cells[ins[0]], a.dtype)
-                    host = np.ascontiguousarray(host) if a._is_c() else np.asfortranarray(host)
-                    launch.write_host(a.context, a.storage, host, a.offset, blocking=False)
-                cells[outs[0]] = a
+                else:
+                    ins, outs = step_cells[e]
+                    up.set(cells[ins[0]])
+                    cells[outs[0]] = up
             else:
                 for fn, args in commands[e[0]:e[1]]:
                     fn(*args)
