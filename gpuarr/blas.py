@@ -840,6 +840,10 @@ def _flatten_cost(p):
     return 0 if _mma_fits(p) or _clblast_applies(p, flat=False) else _LAST_RESORT
 
 
+def _gemv(p):
+    return p.flat and _gemv_operands(p.a, p.b, p.c) is not None
+
+
 def _swapped(alpha, a, b, beta, c):
     """A row times a matrix as the transposed problem, which has one column."""
     return gemm_into(alpha, b.swapaxes(1, 2), a.swapaxes(1, 2), beta, c.swapaxes(1, 2))
@@ -859,14 +863,14 @@ _LAST_RESORT = 1e300
 FAMILIES = (
     Family("empty", lambda p: p.c.size == 0, _policy, lambda p: GemmPlan("empty", run=_nothing)),
     Family("k0", lambda p: p.k == 0, _policy, lambda p: GemmPlan("k0", run=_k_zero)),
-    Family("split_k", lambda p: p.flat and _split_k_parts(p.c, p.k) > 0, _policy,
+    Family("split_k", lambda p: p.flat and _split_k_parts(p.c, p.k, _gemv(p)) > 0, _policy,
            lambda p: GemmPlan("split_k", run=functools.partial(
-               _gemm_split_k, parts=_split_k_parts(p.c, p.k)))),
+               _gemm_split_k, parts=_split_k_parts(p.c, p.k, _gemv(p))))),
     Family("mma", lambda p: p.flat and _mma_fits(p), _policy, _mma_build),
     Family("flatten", lambda p: not p.flat, _flatten_cost,
            lambda p: GemmPlan("flatten", run=_flattened)),
     Family("clblast", _clblast_applies, _policy, _clblast_build),
-    Family("gemv", lambda p: p.flat and _gemv_operands(p.a, p.b, p.c) is not None, _policy,
+    Family("gemv", _gemv, _policy,
            lambda p: _gemv_plan(p.ctx, *_gemv_operands(p.a, p.b, p.c), p.use_beta,
                                 _gemv_order(p.a, p.b, p.c))),
     Family("narrow", _narrow_applies, _policy, _narrow_build),
@@ -884,32 +888,43 @@ FAMILIES = (
 # A long sum of products is split along k into chunks whose partial products are summed by
 # a reduction: one float32 accumulator over 2^20 terms kept 3 digits fewer than numpy
 # (x.T @ x of a 2^20 x 8 array: 4.8e-4 relative error against numpy's 8e-7), and an output
-# of a few tiles leaves most of a GPU idle while one work-group walks all of k. On GPUs an
-# output of at most half as many 64 x 64 tiles as compute units is split too (chunks of
-# SPLIT_K_FILL at least) where the product has SPLIT_K_WORK multiply-adds and is not narrow
-# (H200: QR's 64 x 64 x 4096 Gram matrices float64 429 -> 125 us, 64 x 4000 x 4000 462 ->
-# 244 us; below the floor the extra launches cost more, 64 x 1024 x 64 float32 29 -> 77 us,
-# and narrow products, 500 x 2000 x 10 float32 60 -> 128 us, have a kernel of their own).
+# of fewer 64 x 64 tiles than a GPU has compute units leaves some idle while each work-group
+# walks all of k. On GPUs such a product (narrow ones too, not the GEMVs of a row-major A,
+# which read at the copy's rate) is split into SPLIT_K_PARTS chunks (fewer where they then
+# divide k) of half SPLIT_K_FILL at least, where k is SPLIT_K_LEAST or more. H200, device
+# time, 8 parts against none (`.device/splitcmp.py`; 2 parts about halfway): float32 x.T @ g,
+# x 2000 x 784, 44 -> 19 us (CuPy 14); U.T @ v, U 4096^2, 115 -> 31 us (CuPy 19); h.T @ d,
+# 500 x 2000 @ 2000 x 10, 49 -> 18 us (CuPy 21); x.T @ h, 784 x 2000 @ 2000 x 500 (104
+# tiles), 185 -> 71 us (CuPy 45); 64 x 4000 @ 4000 x 4000 float32 / float64 455 / 448 ->
+# 73 / 112 us; float64 64 x 4096 @ 4096 x 64 405 -> 102 us, 64 x 1024 @ 1024 x 64 224 ->
+# 38 us. The split costs a second launch (eager calls: ~25 us more host time, 29 -> 54 us
+# for 64 x 1024 @ 1024 x 64 float32, whose device time falls only 28 -> 18 us): below
+# SPLIT_K_LEAST the host's cost outweighs the device's gain.
 _SPLIT_K_CHUNK = 4096        # k per chunk, at least
 _SPLIT_K_BYTES = 256 << 20   # the partial products' buffer, at most
-SPLIT_K_FILL = 512
-SPLIT_K_WORK = {4: 1 << 26, 8: 1 << 22}  # by itemsize: float64's kernels are slower
+SPLIT_K_FILL = 256
+SPLIT_K_PARTS = 8
+SPLIT_K_LEAST = {4: 1536, 8: 512}  # k, by itemsize: float64's kernels are slower
 
 
-def _split_k_parts(c, k):
+def _split_k_parts(c, k, gemv=False):
     """The number of k chunks for a single float32/float64 product into c, or 0 (no split):
     k at least four chunks long and many times the output's sides; on GPUs, also an output
-    of few tiles (16 wide at least), k of two SPLIT_K_FILL chunks or more and SPLIT_K_WORK
-    multiply-adds."""
+    of fewer 64 x 64 tiles than compute units with k of SPLIT_K_LEAST and two SPLIT_K_FILL
+    chunks at least (SPLIT_K_PARTS chunks, or fewer that divide k), unless the product is a
+    GEMV (`gemv`)."""
     _, m, n = c.shape
     if c.shape[0] != 1 or c.dtype not in _REAL[1:]:
         return 0
     if k >= 4 * _SPLIT_K_CHUNK and k >= 16 * max(m, n):
         parts = min(k // _SPLIT_K_CHUNK, _SPLIT_K_BYTES // (m * n * c.itemsize))
-    elif device_class(c.context) == "gpu" and min(m, n) >= 16 and \
-            m * n * k >= SPLIT_K_WORK[c.itemsize]:
-        parts = min(c.context.device.compute_units // (-(-m // 64) * -(-n // 64)),
-                    k // SPLIT_K_FILL)
+    elif (not gemv and device_class(c.context) == "gpu"
+          and k >= max(SPLIT_K_LEAST[c.itemsize], 2 * SPLIT_K_FILL)
+          and -(-m // 64) * -(-n // 64) < c.context.device.compute_units):
+        # chunks down to half SPLIT_K_FILL where they divide k (the rest of k would take a
+        # launch of its own)
+        most = min(SPLIT_K_PARTS, k // (SPLIT_K_FILL // 2))
+        parts = next((p for p in range(most, most // 2, -1) if k % p == 0), most)
     else:
         return 0
     return parts if parts >= 2 else 0
@@ -924,14 +939,19 @@ def _gemm_split_k(alpha, a, b, beta, c, parts):
     (_, sam, sak), (_, sbk, sbn) = a.strides, b.strides
     full = parts * chunk
     partial = ArrayBase._empty(c.context, (parts + (full < k), m, n), c.dtype)
+    ps = partial.strides
     gemm_into(alpha, a._view((parts, m, chunk), (chunk * sak, sam, sak)),
-              b._view((parts, chunk, n), (chunk * sbk, sbk, sbn)), 0, partial[:parts])
+              b._view((parts, chunk, n), (chunk * sbk, sbk, sbn)), 0,
+              partial._view((parts, m, n), ps))
     if full < k:
-        gemm_into(alpha, a[:, :, full:], b[:, full:, :], 0, partial[parts:])
+        gemm_into(alpha, a._view((1, m, k - full), a.strides, a.offset + full * sak),
+                  b._view((1, k - full, n), b.strides, b.offset + full * sbk), 0,
+                  partial._view((1, m, n), ps, parts * ps[0]))
+    c2 = c._view((m, n), c.strides[1:])
     if beta == 0:
-        reduce_sum(partial, axis=0, out=c[0])
+        reduce_sum(partial, axis=0, out=c2)
     else:
-        UFUNCS["add"](reduce_sum(partial, axis=0), UFUNCS["multiply"](c[0], beta), out=c[0])
+        UFUNCS["add"](reduce_sum(partial, axis=0), UFUNCS["multiply"](c2, beta), out=c2)
     return c
 
 

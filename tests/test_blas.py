@@ -614,19 +614,19 @@ def test_dispatch_table_choices(ctx, builtin_table, monkeypatch):
     assert pick("gpu", (1, 40), (40, 300)) == "row"
     long = ga.broadcast_to(ga.zeros((1, 8), np.float32, context=ctx), (1 << 20, 8))
     assert pick("gpu", long.T, long) == pick("cpu", long.T, long) == "split_k"
-    # GPUs: an output of few tiles (this device's compute units over two) with k of two
-    # SPLIT_K_FILL chunks; not a narrow one, nor on CPUs
-    monkeypatch.setattr(blas, "SPLIT_K_WORK", {4: 1, 8: 1})
-    fill = 2 * blas.SPLIT_K_FILL
-    tiles = max(ctx.device.compute_units // 2, 1)
-    assert pick("gpu", (64, fill), (fill, 64 * tiles)) == "split_k"
+    # GPUs: an output of fewer 64 x 64 tiles than compute units with k of two SPLIT_K_FILL
+    # chunks and SPLIT_K_LEAST; narrow ones too, not a GEMV (row-major A), nor on CPUs
+    monkeypatch.setattr(blas, "SPLIT_K_LEAST", {4: 1, 8: 1})
+    fill, units = 2 * blas.SPLIT_K_FILL, ctx.device.compute_units
+    assert pick("gpu", (64, fill), (fill, 64 * max(units - 1, 1))) == "split_k"
     assert pick("gpu", (64, fill - 1), (fill - 1, 64)) != "split_k"
-    assert pick("gpu", (64, fill), (fill, 64 * (ctx.device.compute_units // 2 + 1))) != "split_k"
-    narrow = (pick("gpu", (64, fill), (fill, 1)), pick("gpu", (64, fill), (fill, 15)))
-    assert "split_k" not in narrow
+    assert pick("gpu", (64, fill), (fill, 64 * units)) != "split_k"
+    column = ga.zeros((fill, 64), np.float32, context=ctx).T
+    assert pick("gpu", column, (fill, 1)) == pick("gpu", (64, fill), (fill, 15)) == "split_k"
+    assert pick("gpu", (64, fill), (fill, 1)) == "gemv"
     assert pick("cpu", (64, fill), (fill, 64)) != "split_k"
-    monkeypatch.setattr(blas, "SPLIT_K_WORK", {4: 64 * fill * 64 + 1, 8: 1})
-    assert pick("gpu", (64, fill), (fill, 64)) != "split_k"  # too little work
+    monkeypatch.setattr(blas, "SPLIT_K_LEAST", {4: fill + 1, 8: 1})
+    assert pick("gpu", (64, fill), (fill, 64)) != "split_k"  # k below the floor
     tile = dict(blas.MMA_TILES["3xtf32"][8], bm=128, bn=128)
     monkeypatch.setattr(blas, "_mma_tile", lambda c, prec: tile)
     assert pick("nvidia", (128, 64), (64, 128)) == "mma"
@@ -717,15 +717,21 @@ def test_split_k_fills_a_gpu(ctx, monkeypatch):
     monkeypatch.setattr(blas, "device_class", lambda c: "gpu")
     monkeypatch.setattr(blas, "_mma_tile", lambda c, prec: None)
     monkeypatch.setattr(ctx, "device", dataclasses.replace(ctx.device, compute_units=8))
-    monkeypatch.setattr(blas, "SPLIT_K_WORK", {4: 40 * 40 * 1024, 8: 1})
-    h = _data((3 * blas.SPLIT_K_FILL + 5, 40), np.float32, 99)
+    monkeypatch.setattr(blas, "SPLIT_K_LEAST", {4: 1, 8: 1})
+    out = ga.empty((1, 40, 40), np.float32, context=ctx)
+    # as many chunks as SPLIT_K_PARTS allows, or fewer where they divide k
+    assert blas._split_k_parts(out, 8 * blas.SPLIT_K_FILL) == blas.SPLIT_K_PARTS
+    assert blas._split_k_parts(out, 3 * blas.SPLIT_K_FILL) == 6
+    assert blas._split_k_parts(out, 1000) == 5  # (7 and 6 do not divide it)
+    assert blas._split_k_parts(out, 2 * blas.SPLIT_K_FILL - 1) == 0
+    h = _data((3 * blas.SPLIT_K_FILL + 5, 40), np.float32, 99)  # and the rest of k
     x = ga.asarray(h, context=ctx)
-    assert blas._split_k_parts(ga.empty((1, 40, 40), np.float32, context=ctx), h.shape[0]) == 3
+    assert blas._split_k_parts(out, h.shape[0]) == 6
     _, launches = _counting(monkeypatch)
     split = x.T @ x
     assert launches[0] == "split_k"
     _close(split, _wide(h).T @ _wide(h), np.float32, h.shape[0])
-    monkeypatch.setattr(blas, "_split_k_parts", lambda c, k: 0)
+    monkeypatch.setattr(blas, "_split_k_parts", lambda c, k, gemv=False: 0)
     blas.forget_plans()
     np.testing.assert_allclose(split.get(), (x.T @ x).get(), rtol=1e-5, atol=1e-3)
 
@@ -741,7 +747,7 @@ def test_split_k_matches_the_unsplit_product(ctx, device_class, dtype, monkeypat
     _, launches = _counting(monkeypatch)
     split = (x.T @ x).get()
     assert launches[0] == "split_k"
-    monkeypatch.setattr(blas, "_split_k_parts", lambda c, k: 0)
+    monkeypatch.setattr(blas, "_split_k_parts", lambda c, k, gemv=False: 0)
     blas.forget_plans()
     plain = (x.T @ x).get()
     assert "split_k" not in launches[1:]
