@@ -65,6 +65,12 @@ GEMM_TILES = {
             "small": dict(mwg=16, nwg=16, kwg=16, mdimc=4, ndimc=4, pad=0, vw=1,
                           prefetch=0)},
 }
+# CPUs whose vectors hold 8 float32 (AVX2: 16 registers of 256 bits, all of which the 8 x 16
+# float32 tile's accumulators take): their "direct" entries. PoCL 3 on a 2-core AMD EPYC (Zen
+# 3), SGEMM 512 / 1024 / 2048, best of 5, two sweeps: 6 x 16 2.1-2.4 / 13.4-16.1 / 177-197 ms,
+# 8 x 16 3.0-4.9 / 25-27 / 178-203 ms, 4 x 16 2.2 / 16.1 / 240 ms (numpy 2.3 / 12.0 / 111
+# ms); float64 showed no clear winner over 8 x 16.
+CPU_DIRECT_BY_VECTOR = {8: {"float32": dict(mwi=6, nwi=16)}}
 # Shape classes of kernels/gemm_direct.cl.mako (parameters per dtype: mwi, nwi), and its
 # work-group on GPUs.
 DIRECT_CLASSES = ("direct", "tiny")
@@ -241,9 +247,10 @@ def shape_classes(cls, dtype, mma=True):
 
 
 def builtin_tile(cls, dtype, shape_class, ctx=None):
-    """GEMM_TILES' entry for a shape class (direct, tiny: per dtype); for MMA_CLASSES the
-    MMA_TILES entry of ctx's compute capability (without ctx: the newest), switches as 0/1.
-    KeyError where the class has no entry for dtype on cls devices."""
+    """GEMM_TILES' entry for a shape class (direct, tiny: per dtype; a CPU's direct entry as
+    CPU_DIRECT_BY_VECTOR has it for ctx's vector width); for MMA_CLASSES the MMA_TILES entry
+    of ctx's compute capability (without ctx: the newest), switches as 0/1. KeyError where
+    the class has no entry for dtype on cls devices."""
     if shape_class in MMA_CLASSES:
         if shape_class not in shape_classes(cls, dtype):
             raise KeyError(shape_class)
@@ -252,7 +259,12 @@ def builtin_tile(cls, dtype, shape_class, ctx=None):
         major = max((v for v in tiles if cc is None or v <= cc[0]), default=min(tiles))
         return {k: int(v) if isinstance(v, bool) else v for k, v in tiles[major].items()}
     entry = GEMM_TILES[cls][shape_class]
-    return entry[np.dtype(dtype).name] if shape_class in DIRECT_CLASSES else entry
+    if shape_class not in DIRECT_CLASSES:
+        return entry
+    name = np.dtype(dtype).name
+    if ctx is not None and cls == "cpu":
+        return CPU_DIRECT_BY_VECTOR.get(ctx.device.float_vector, {}).get(name, entry[name])
+    return entry[name]
 
 
 def _tiles(ctx, dtype, cls):
@@ -261,7 +273,7 @@ def _tiles(ctx, dtype, cls):
     key = ("gpuarr.blas.tiles", tuning.generation(), _epoch[0], dtype, cls)
     found = ctx.plans.get(key)
     if found is None:
-        found = {s: builtin_tile(cls, dtype, s) for s in shape_classes(cls, dtype, False)}
+        found = {s: builtin_tile(cls, dtype, s, ctx) for s in shape_classes(cls, dtype, False)}
         found.update((s, v) for s, v in tuning.entries(ctx, "gemm", dtype, cls).items()
                      if s not in MMA_CLASSES)
         ctx.plans[key] = found

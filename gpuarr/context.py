@@ -82,6 +82,14 @@ class DeviceInfo:
         except Exception:  # no cl_nv_device_attribute_query: pyopencl and drivers differ in
             return None    # what they raise (AttributeError, cl.LogicError, cl.RuntimeError)
 
+    @property
+    def float_vector(self):
+        """The float32 elements of the device's native vector (0 where it does not say)."""
+        try:
+            return self.cl_device.native_vector_width_float
+        except Exception:  # drivers and pyopencl differ in what they raise
+            return 0
+
     def describe(self):
         """`<device name> (<platform>, OpenCL x.y)`, as the init log prints it."""
         return f"{self.device_name} ({self.platform}, {self.opencl_version})"

@@ -46,7 +46,7 @@ def _entry(ctx, params):
 
 
 def _builtin(ctx):
-    return blas._tile(ctx, F32, 64, 64) == blas.GEMM_TILES["cpu"]["direct"]["float32"]
+    return blas._tile(ctx, F32, 64, 64) == blas.builtin_tile("cpu", F32, "direct", ctx)
 
 
 def _lookups_in_time(ctx, seconds=60):

@@ -112,7 +112,7 @@ def test_lookup_precedence_user_then_shipped_then_builtin(cpu, dirs):
     for path in (*shipped.iterdir(), *user.iterdir()):
         path.unlink()
     tuning.reload()
-    assert blas._tile(cpu, F32, 64, 64) == blas.GEMM_TILES["cpu"]["direct"]["float32"]
+    assert blas._tile(cpu, F32, 64, 64) == blas.builtin_tile("cpu", F32, "direct", cpu)
 
 
 def test_lookup_is_cached_on_the_context(cpu, dirs):
@@ -123,7 +123,7 @@ def test_lookup_is_cached_on_the_context(cpu, dirs):
     assert blas._tile(cpu, F32, 64, 64) == {"mwi": 4, "nwi": 8}  # not read again
     tuning.reload()
     with pytest.warns(tuning.TuningWarning):
-        assert blas._tile(cpu, F32, 64, 64) == blas.GEMM_TILES["cpu"]["direct"]["float32"]
+        assert blas._tile(cpu, F32, 64, 64) == blas.builtin_tile("cpu", F32, "direct", cpu)
 
 
 @pytest.mark.parametrize("text", ["{not json", '{"format": 99, "device": {}, "entries": {}}',
@@ -157,13 +157,13 @@ def test_stale_entry_is_ignored_with_a_warning(cpu, dirs, params):
     good = _entry(cpu, {"mwi": 2, "nwi": 4})
     tuning.store(cpu, {DIRECT: bad, "gemm/float64/direct": good})
     with pytest.warns(tuning.TuningWarning, match="ignoring tuned entry gemm/float32/direct"):
-        assert blas._tile(cpu, F32, 64, 64) == blas.GEMM_TILES["cpu"]["direct"]["float32"]
+        assert blas._tile(cpu, F32, 64, 64) == blas.builtin_tile("cpu", F32, "direct", cpu)
     assert blas._tile(cpu, np.dtype(np.float64), 64, 64) == {"mwi": 2, "nwi": 4}
 
 
 def test_entry_of_another_device_class_is_not_used(cpu, dirs):
     tuning.store(cpu, {DIRECT: _entry(cpu, {"mwi": 4, "nwi": 8}, device_class="gpu")})
-    assert blas._tile(cpu, F32, 64, 64) == blas.GEMM_TILES["cpu"]["direct"]["float32"]
+    assert blas._tile(cpu, F32, 64, 64) == blas.builtin_tile("cpu", F32, "direct", cpu)
     assert tuning.lookup(cpu, "gemm", F32, "direct") == {"mwi": 4, "nwi": 8}  # any class
 
 
@@ -247,7 +247,7 @@ def test_check_tile_knows_db_and_the_direct_kernel(ctx):
 def test_candidates_are_valid_distinct_and_seeded(cpu):
     got = autotune.candidates(cpu, F32, "direct", 10, seed=3)
     assert got[0].source == "built-in" and got[0].params == blas.builtin_tile("cpu", F32,
-                                                                               "direct")
+                                                                               "direct", cpu)
     assert len(got) == 10 and len({tuple(sorted(c.params.items())) for c in got}) == 10
     for c in got:
         blas.check_tile(cpu, F32, "direct", c.params, "cpu")
