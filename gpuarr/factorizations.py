@@ -37,6 +37,10 @@ __all__ = ["apply_block", "block_size", "gather_rows", "gauss_jordan_fits", "geq
 # matrices up to this size take one launch. GPUs: at most what potrf_leaf's local memory
 # holds (_local_sizes).
 BLOCK = {"gpu": 64, "cpu": 64}
+# The most row swaps laswp_group applies in one launch (a block's): on an H200 a 4096 LU's
+# swaps after each 64-column panel took 30.7 us one swap after another a column, 2 ms of a
+# solve's 18.
+SWAPS = 64
 # Cholesky: the diagonal blocks are grouped in panels of this many blocks; the update right
 # of a panel is one SYRK (split in halves SYRK_DEPTH times, as GEMMs).
 CHOL_OUTER = {"gpu": 4, "cpu": 1}
@@ -152,6 +156,7 @@ _TYPES = {"potrf_leaf": [_I32] * 3 + _MAT * 3 + [None],
           "potrf1": [_I32] * 4 + _MAT * 3 + [None],
           "getrf": [_I32] * 3 + _MAT + _PIV + [None],
           "laswp": [_I32] * 6 + _MAT + _PIV,
+          "laswp_group": [_I32] * 6 + _MAT + _PIV,
           "getrs1": [_I32] * 3 + _MAT + _PIV + _MAT,
           "getrf1": [_I32] * 4 + _MAT + _PIV + [None],
           "syevj1": [_I32] * 3 + _MAT * 2 + [None, _I64, _I64],
@@ -193,10 +198,10 @@ _SIZES = {}
 
 
 def _local_sizes(ctx, dtype):
-    """(nb, tb, cb, pc): the largest n of potrf_leaf, and of trsm_tile with its columns a
-    work-group, and potrf_panel's columns a work-group: powers of two whose local arrays fit
-    the device's local memory (trsm_tile: at most 64 rows, 17 KiB of float32, so that an
-    SM holds several work-groups of a batch)."""
+    """(nb, tb, cb, pc, sc): the largest n of potrf_leaf, and of trsm_tile with its columns
+    a work-group, and potrf_panel's and laswp_group's columns a work-group: powers of two
+    whose local arrays fit the device's local memory (trsm_tile: at most 64 rows, 17 KiB of
+    float32, so that an SM holds several work-groups of a batch)."""
     key = (ctx.device.cl_device, dtype.itemsize)
     sizes = _SIZES.get(key)
     if sizes is None:
@@ -206,7 +211,9 @@ def _local_sizes(ctx, dtype):
         tb, cb = next(((tb, cb) for tb, cb in ((64, 32), (32, 32))
                        if (tb * (tb + 1) // 2 + tb * (cb + 1) + tb) * item <= room), (16, 32))
         pc = next((pc for pc in (32, 16) if (nb * (nb + pc + 4)) * item <= room), 8)
-        sizes = _SIZES[key] = (nb, tb, cb, pc)
+        sc = next(sc for sc in (32, 16, 8, 4, 2, 1)
+                  if 2 * SWAPS * (sc * item + 8) <= room or sc == 1)
+        sizes = _SIZES[key] = (nb, tb, cb, pc, sc)
     return sizes
 
 
@@ -216,9 +223,10 @@ def _kernel(ctx, name, dtype):
     key = ("linalg", name, dtype, ls, LEAF_STEP, sizes)
     kernel = ctx.kernels.get(key)
     if kernel is None:  # one program per dtype holds every kernel: one build
-        nb, tb, cb, pc = sizes
+        nb, tb, cb, pc, sc = sizes
         program = get_program(ctx, key[:1] + key[2:], "linalg.cl.mako", dtype=dtype.name,
-                              ls=ls, nb=nb, tb=tb, cb=cb, kb=LEAF_STEP, pc=pc)
+                              ls=ls, nb=nb, tb=tb, cb=cb, kb=LEAF_STEP, pc=pc, swaps=SWAPS,
+                              sc=sc)
         kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel, ls
 
@@ -595,17 +603,24 @@ def _panel(a, piv, info, base, leaf=None):
 
 def laswp(b, piv, rows_base=0, reverse=False, skip=(0, 0)):
     """The row swaps of piv (p, k) (rows numbered from rows_base) applied to b (p, r, c), in
-    order or, with `reverse`, last first; the columns in [skip[0], skip[1]) are left."""
+    order or, with `reverse`, last first; the columns in [skip[0], skip[1]) are left. GPUs
+    take laswp_group for up to SWAPS swaps (all of a column's moves at once), CPUs the swaps
+    one after the other (cached)."""
     p, _, c = b.shape
     ncols = c - (skip[1] - skip[0])
-    if p == 0 or ncols <= 0 or piv.shape[1] == 0:
+    npiv = piv.shape[1]
+    if p == 0 or ncols <= 0 or npiv == 0:
         return b
     ctx = b.context
-    kernel, ls = _kernel(ctx, "laswp", b.dtype)
-    ls = min(ls, -(-ncols // 32) * 32)
-    enqueue(ctx, kernel, (_columns(ncols, ls), p), (ls, 1),
-            [rows_base, piv.shape[1], ncols, int(reverse), *skip, *_mat(b), *_vec(piv)],
-            (piv.storage,), (b.storage,))
+    args = [rows_base, npiv, ncols, int(reverse), *skip, *_mat(b), *_vec(piv)]
+    if device_class(ctx) == "gpu" and npiv <= SWAPS:
+        kernel, ls = _kernel(ctx, "laswp_group", b.dtype)
+        size = (-(-ncols // _local_sizes(ctx, b.dtype)[4]) * ls, p)
+    else:
+        kernel, ls = _kernel(ctx, "laswp", b.dtype)
+        ls = min(ls, -(-ncols // 32) * 32)
+        size = (_columns(ncols, ls), p)
+    enqueue(ctx, kernel, size, (ls, 1), args, (piv.storage,), (b.storage,))
     return b
 
 

@@ -854,6 +854,48 @@ def test_numpy_dispatch(ctx):
     assert la.NOT_YET == ()
 
 
+def swapped(a, piv, base=0, reverse=False, skip=(0, 0)):
+    """numpy: the row swaps k <-> piv[k] - base of a (r, c), in order (last first with
+    `reverse`), the columns in [skip[0], skip[1]) left as they are."""
+    out = a.copy()
+    for k in range(len(piv))[::-1] if reverse else range(len(piv)):
+        p = piv[k] - base
+        out[[k, p], :] = out[[p, k], :]
+    out[:, skip[0]:skip[1]] = a[:, skip[0]:skip[1]]
+    return out
+
+
+@pytest.mark.parametrize("cls", ["cpu", "gpu"])
+def test_row_swaps(ctx, cls, monkeypatch):
+    """laswp (CPUs: a swap at a time) and laswp_group (GPUs: a column's moves at once) against
+    numpy: pivots inside and past the block, repeated ones, no-ops, last first, skipped
+    columns, a batch with strides, npiv past laswp_group's SWAPS."""
+    monkeypatch.setattr(factorizations, "device_class", lambda c: cls)
+    rng = np.random.default_rng(17)
+    sc = factorizations._local_sizes(ctx, np.dtype(np.float64))[4]
+    for npiv, rows, cols, base, reverse, skip in (
+            (1, 5, 3, 0, False, (0, 0)), (7, 40, 2 * sc + 3, 0, False, (0, 0)),
+            (64, 200, sc + 1, 10, True, (0, 0)), (64, 130, 70, 0, False, (5, 9)),
+            (65, 140, 9, 0, False, (0, 0)), (30, 31, 33, 3, True, (30, 33))):
+        h = rng.standard_normal((2, rows, cols))
+        piv = np.stack([base + k + rng.integers(0, rows - k, npiv) for k in range(2)])
+        piv[:, :npiv] = np.maximum(piv[:, :npiv], base + np.arange(npiv))  # as getrf's
+        piv[1, npiv // 2:] = piv[1, 0]  # repeats (a row swapped in several times)
+        piv[0, ::3] = base + np.arange(npiv)[::3]  # no-ops
+        piv = np.minimum(piv, base + rows - 1).astype(np.int32)
+        a = ga.asarray(h, context=ctx)[:, ::1, :]
+        factorizations.laswp(a, ga.asarray(piv, context=ctx), base, reverse, skip)
+        for q in range(2):
+            want = swapped(h[q], piv[q], base, reverse, skip)
+            np.testing.assert_array_equal(a.get()[q], want, err_msg=f"{npiv} {q}")
+    # complex128 (fewer columns a work-group) and a transposed view
+    hc = (rng.standard_normal((1, 90, 50)) + 1j * rng.standard_normal((1, 90, 50)))
+    piv = (np.arange(40) + rng.integers(0, 50, 40)).astype(np.int32)[None]
+    a = ga.asarray(hc.transpose(0, 2, 1).copy(), context=ctx).swapaxes(1, 2)
+    factorizations.laswp(a, ga.asarray(piv, context=ctx))
+    np.testing.assert_array_equal(a.get()[0], swapped(hc[0], piv[0]))
+
+
 @pytest.mark.parametrize("cls", ["cpu", "gpu"])
 def test_both_kernel_families(ctx, cls, monkeypatch):
     """The work-group kernels (GPUs) and the work-item ones (CPUs) on any device."""

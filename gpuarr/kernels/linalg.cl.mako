@@ -30,6 +30,11 @@
 ##   laswp(rows_base, npiv, ncols, reverse, skip0, skip1, a..., piv, piv_off, piv_sb): the
 ##     row swaps of piv[0:npiv] (minus rows_base) applied in order (last first when
 ##     `reverse`) to the columns of a but those in [skip0, skip1); work-items over columns.
+##   laswp_group(laswp's arguments): the same for npiv <= SWAPS (GPUs): a work-group of
+##     ls work-items takes sc columns; it works out which rows the swaps move and where each
+##     one's content comes from (a scan of piv a row), then reads those rows' elements of its
+##     columns into local memory and writes them to their places (two passes, not npiv
+##     dependent swaps a column).
 ##   pivots_to_perm(count, n, reverse, piv, piv_off, piv_sb, perm): perm[b] (n ints a matrix)
 ##     = the positions 0..n-1 after piv's swaps, in order or last first: the row (column)
 ##     permutation as one gather. Work-items over (positions, batch).
@@ -73,7 +78,7 @@
 ##     is overwritten; the triangle's blocks pass through local memory lc columns at a time.
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
             unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4, pc=32, jb=16,
-            tc=64"/>\
+            tc=64, swaps=64, sc=32"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -514,6 +519,56 @@ __kernel void laswp(const int rows_base, const int npiv, const int ncols, const 
             AT(a, k, j) = AT(a, p, j);
             AT(a, p, j) = x;
         }
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void laswp_group(const int rows_base, const int npiv, const int ncols, const int reverse,
+                 const int skip0, const int skip1, MAT(a), __global const int *piv,
+                 const long piv_off, const long piv_sb)
+{
+    /* Slot t < npiv is row t; slot npiv + k row piv[k] where that is past the first npiv
+       rows and no earlier pivot names it. src[t]: the row whose content the swaps bring to
+       row[t] (the swaps undone from the last, or from the first when `reverse`); a slot
+       whose row keeps its content is -1. */
+    __local int row[2 * ${swaps}], src[2 * ${swaps}];
+    __local T vals[2 * ${swaps} * ${sc}];
+    const long bat = get_global_id(1);
+    const int lid = get_local_id(0);
+    const int col0 = get_group_id(0) * ${sc};
+    __global const int *pv = piv + piv_off + bat * piv_sb;
+    const int slots = 2 * npiv;
+    for (int t = lid; t < slots; t += LS) {
+        int r = t;
+        if (t >= npiv) {
+            const int k = t - npiv;
+            r = pv[k] - rows_base;
+            if (r < npiv)
+                r = -1;
+            for (int i = 0; i < k && r >= 0; ++i)
+                if (pv[i] - rows_base == r)
+                    r = -1;
+        }
+        int from = r;
+        for (int i = 0; i < npiv && r >= 0; ++i) {
+            const int k = reverse ? i : npiv - 1 - i;
+            const int p = pv[k] - rows_base;
+            from = from == k ? p : from == p ? k : from;
+        }
+        row[t] = from == r ? -1 : r;
+        src[t] = from;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = lid; e < slots * ${sc}; e += LS) {
+        const int t = e / ${sc}, j0 = col0 + e % ${sc};
+        if (row[t] >= 0 && j0 < ncols)
+            vals[e] = AT(a, src[t], j0 < skip0 ? j0 : j0 + (skip1 - skip0));
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);  /* (every read before any write) */
+    for (int e = lid; e < slots * ${sc}; e += LS) {
+        const int t = e / ${sc}, j0 = col0 + e % ${sc};
+        if (row[t] >= 0 && j0 < ncols)
+            AT(a, row[t], j0 < skip0 ? j0 : j0 + (skip1 - skip0)) = vals[e];
     }
 }
 

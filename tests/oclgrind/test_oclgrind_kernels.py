@@ -150,6 +150,24 @@ def test_small_inverses_and_solves(ctx):
         linalg.inv(ga.asarray(h, context=ctx))
 
 
+def test_row_swaps(ctx):
+    """laswp_group: two work-groups of columns, a batch of two, pivots past the block and
+    repeated, the columns of a block skipped."""
+    from gpuarr import factorizations
+    h = _host((2, 90, 40))
+    sc = factorizations._local_sizes(ctx, np.dtype(np.float32))[4]
+    piv = np.array([[3, 70, 70, 3, 89, 5, 6, 50], [1, 1, 2, 3, 40, 40, 40, 7]], np.int32)
+    a = ga.asarray(h, context=ctx)
+    factorizations.laswp(a, ga.asarray(piv, context=ctx), skip=(2, 4))
+    want = h.copy()
+    for q in range(2):
+        for k, p in enumerate(piv[q]):
+            want[q, [k, p]] = want[q, [p, k]]
+    want[:, :, 2:4] = h[:, :, 2:4]
+    assert -(-38 // sc) >= 2  # two work-groups of columns
+    np.testing.assert_array_equal(a.get(), want)
+
+
 def test_cholesky_steps(ctx):
     """potrf_panel (a diagonal block and the panel below it, three work-groups), tril_blocks,
     the update GEMMs; potrf_leaf and trsm_tile through a batch and a triangular solve."""
