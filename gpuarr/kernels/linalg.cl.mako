@@ -531,12 +531,14 @@ void laswp_group(const int rows_base, const int npiv, const int ncols, const int
        rows and no earlier pivot names it. src[t]: the row whose content the swaps bring to
        row[t] (the swaps undone from the last, or from the first when `reverse`); a slot
        whose row keeps its content is -1. */
-    __local int row[2 * ${swaps}], src[2 * ${swaps}];
+    __local int row[2 * ${swaps}], src[2 * ${swaps}], pv[${swaps}];
     __local T vals[2 * ${swaps} * ${sc}];
     const long bat = get_global_id(1);
     const int lid = get_local_id(0);
     const int col0 = get_group_id(0) * ${sc};
-    __global const int *pv = piv + piv_off + bat * piv_sb;
+    for (int k = lid; k < npiv; k += LS)
+        pv[k] = piv[piv_off + bat * piv_sb + k];
+    barrier(CLK_LOCAL_MEM_FENCE);
     const int slots = 2 * npiv;
     for (int t = lid; t < slots; t += LS) {
         int r = t;
