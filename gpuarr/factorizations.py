@@ -38,8 +38,9 @@ __all__ = ["apply_block", "block_size", "gather_rows", "gauss_jordan_fits", "geq
 # holds (_local_sizes).
 BLOCK = {"gpu": 64, "cpu": 64}
 # The most row swaps laswp_group applies in one launch (a block's): on an H200 a 4096 LU's
-# swaps after each 64-column panel took 30.7 us one swap after another a column, 2 ms of a
-# solve's 18.
+# swaps after each 64-column panel took 30.7 us one swap after another a column (2 ms of a
+# float32 solve's 18), 15.6 us by laswp_group with 32 columns a work-group; 16 columns
+# measured 11.0 us against 12.7 standalone (`.device/laswpvar.py`, 64 random pivots).
 SWAPS = 64
 # Cholesky: the diagonal blocks are grouped in panels of this many blocks; the update right
 # of a panel is one SYRK (split in halves SYRK_DEPTH times, as GEMMs).
@@ -211,7 +212,7 @@ def _local_sizes(ctx, dtype):
         tb, cb = next(((tb, cb) for tb, cb in ((64, 32), (32, 32))
                        if (tb * (tb + 1) // 2 + tb * (cb + 1) + tb) * item <= room), (16, 32))
         pc = next((pc for pc in (32, 16) if (nb * (nb + pc + 4)) * item <= room), 8)
-        sc = next(sc for sc in (32, 16, 8, 4, 2, 1)
+        sc = next(sc for sc in (16, 8, 4, 2, 1)
                   if 2 * SWAPS * (sc * item + 8) <= room or sc == 1)
         sizes = _SIZES[key] = (nb, tb, cb, pc, sc)
     return sizes
