@@ -24,7 +24,7 @@ from .base import ArrayBase, broadcast_to, check_same_context, empty, to_device
 from .errors import ArgumentError, ArgumentTypeError, ShapeError, UnsupportedError
 from .kernels import get_kernel, render
 from .launch import enqueue
-from .reduction import ReductionKernel, device_class
+from .reduction import ReductionKernel, device_class, sum_first_axis
 from .reduction import sum as reduce_sum
 from .ufuncs import UFUNCS
 
@@ -960,8 +960,8 @@ def _gemm_split_k(alpha, a, b, beta, c, parts):
                   b._view((1, k - full, n), b.strides, b.offset + full * sbk), 0,
                   partial._view((1, m, n), ps, parts * ps[0]))
     c2 = c._view((m, n), c.strides[1:])
-    if beta == 0:
-        reduce_sum(partial, axis=0, out=c2)
+    if beta == 0 and not partial._may_share(c2):
+        sum_first_axis(partial, c2)
     else:
         UFUNCS["add"](reduce_sum(partial, axis=0), UFUNCS["multiply"](c2, beta), out=c2)
     return c

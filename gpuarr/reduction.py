@@ -50,7 +50,7 @@ __all__ = [
     "FUNCTIONS", "METHODS", "TUNING", "ReductionKernel", "ReductionMethods", "ScanKernel",
     "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum",
     "device_class", "max", "mean", "min", "nanmax", "nanmean", "nanmin", "nanprod", "nansum",
-    "prod", "ptp", "reduce", "scan", "std", "sum", "tuning_class", "var",
+    "prod", "ptp", "reduce", "scan", "std", "sum", "sum_first_axis", "tuning_class", "var",
 ]
 
 _INT32_MAX = 2**31 - 1
@@ -133,7 +133,6 @@ class _Spec(dict):
         return tuple(sorted(self.items()))
 
 
-@functools.lru_cache(maxsize=1024)
 @functools.lru_cache(maxsize=1024)
 def _spec(op, in_dtype, acc_dtype, out_dtype):
     """The template parameters of builtin reduction `op` (a first stage); made once per
@@ -716,6 +715,14 @@ def _sum_dtypes(a, dtype):
 def _numpy_dtypes(fn, in_dtype, dtype):
     res = fn(np.zeros(1, in_dtype), dtype=dtype).dtype
     return (np.dtype(np.float32) if res == np.float16 else res), res
+
+
+def sum_first_axis(a, out):
+    """out = a.sum(axis=0) for a float32/float64 GpuArray `a` into `out` (a[0]'s shape and
+    a's dtype, sharing no memory with a): `reduce` without its checks (blas's split-K)."""
+    dt = a.dtype
+    source = _Source([a.storage], a.offset // a.itemsize, _elements(a.strides, a), [a])
+    return _reduce_into(a.context, _spec("sum", dt, dt, dt), a.shape, (0,), source, out)
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):

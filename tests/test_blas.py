@@ -731,6 +731,11 @@ def test_split_k_fills_a_gpu(ctx, monkeypatch):
     split = x.T @ x
     assert launches[0] == "split_k"
     _close(split, _wide(h).T @ _wide(h), np.float32, h.shape[0])
+    c0 = _data((40, 40), np.float32, 98)  # beta != 0: the partials' sum plus beta * c
+    before = len(launches)
+    got = blas.gemm(0.5, x, x, 2.0, ga.asarray(c0, context=ctx), trans_a=True)
+    assert launches[before] == "split_k"
+    _close(got, 0.5 * (_wide(h).T @ _wide(h)) + 2 * _wide(c0), np.float32, h.shape[0])
     monkeypatch.setattr(blas, "_split_k_parts", lambda c, k, gemv=False: 0)
     blas.forget_plans()
     np.testing.assert_allclose(split.get(), (x.T @ x).get(), rtol=1e-5, atol=1e-3)
