@@ -18,12 +18,14 @@ __all__ = [
     "ConfigError",
     "ContextMismatch",
     "ContextNotDefined",
+    "DebugModeError",
     "DeviceNotFound",
     "DeviceTimeout",
     "DeviceUnusableError",
     "FlagError",
     "ForkedProcessError",
     "GpuArrayError",
+    "GradientError",
     "IndexOutOfRange",
     "KernelBuildError",
     "LinAlgError",
@@ -142,3 +144,19 @@ class LinAlgError(GpuArrayError, np.linalg.LinAlgError):
     """A linear algebra failure numpy reports as numpy.linalg.LinAlgError (a singular matrix,
     one not positive definite, non-square input), so `except np.linalg.LinAlgError` works;
     the message names the first failing matrix of a batch."""
+
+
+class DebugModeError(GpuArrayError, AssertionError):
+    """A node computed values other than numpy's for the same inputs, or changed an input
+    (raised by gpuarr.symbolic functions compiled with mode='DebugMode')."""
+
+
+class GradientError(GpuArrayError, AssertionError):
+    """A symbolic gradient that disagrees with finite differences (gpuarr.symbolic's
+    verify_grad): `arg` the input, `err_pos` the element, the errors and tolerances."""
+
+    def __init__(self, arg, err_pos, abs_err, rel_err, abs_tol, rel_tol, message):
+        super().__init__(message)
+        self.arg, self.err_pos = arg, err_pos
+        self.abs_err, self.rel_err = abs_err, rel_err
+        self.abs_tol, self.rel_tol = abs_tol, rel_tol

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import ArgumentError, ArgumentTypeError, GpuArrayError, UnsupportedError
+from ..errors import ArgumentError, ArgumentTypeError, GradientError, UnsupportedError
 from .basic import Size, subtensor, zeros_like
 from .function import function
 from .grad import grad
@@ -186,16 +186,6 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise"):
     found = dict(zip(unique, grad(None, stand_ins, known_grads=known,
                                   disconnected_inputs="ignore")))
     return found[fs[0]] if single else [found[v] for v in fs]
-
-
-class GradientError(GpuArrayError, AssertionError):
-    """A symbolic gradient that disagrees with finite differences (verify_grad)."""
-
-    def __init__(self, arg, err_pos, abs_err, rel_err, abs_tol, rel_tol, message):
-        super().__init__(message)
-        self.arg, self.err_pos = arg, err_pos
-        self.abs_err, self.rel_err = abs_err, rel_err
-        self.abs_tol, self.rel_tol = abs_tol, rel_tol
 
 
 _EPS = {"float16": 1e-1, "float32": 1e-3, "float64": 1e-7}  # central differences

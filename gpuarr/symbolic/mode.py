@@ -9,16 +9,11 @@ whose values differ.
 
 import numpy as np
 
-from ..errors import ArgumentError, ArgumentTypeError, GpuArrayError
+from ..errors import ArgumentError, ArgumentTypeError, DebugModeError
 
 __all__ = ["MODES", "DebugMode", "DebugModeError", "Mode", "get_mode"]
 
 _OPTIMIZERS = ("fast_run", "fast_compile")
-
-
-class DebugModeError(GpuArrayError, AssertionError):
-    """A node computed values other than numpy's for the same inputs, or changed an input
-    (raised by functions compiled with mode='DebugMode')."""
 
 
 class Mode:
