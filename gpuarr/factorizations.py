@@ -743,9 +743,10 @@ def getrs(lu, piv, b):
     groups = (p == 1 and n > leaf and r <= _trsm_grid_rhs(ctx, b.dtype)[0]
               and _trsm_groups(ctx, -(-n // leaf)))
     if groups:
-        ints, info = zeros((2,), np.int32, context=ctx), zeros((1,), np.int32, context=ctx)
+        nblk = -(-n // leaf)  # a flag a block of rows, a set a solve
+        ints, info = zeros((2 * nblk,), np.int32, context=ctx), zeros((1,), np.int32, context=ctx)
         y = _trsm_grid(lu, b, True, True, groups, ints, 0, info)
-        x = _trsm_grid(lu, y, False, False, groups, ints, 1, info)
+        x = _trsm_grid(lu, y, False, False, groups, ints, nblk, info)
         _check_grid(info, f"triangular solves of {n} rows", groups)
         return x
     trsm(lu, b, lower=True, unit=True)
@@ -769,11 +770,12 @@ def _trsm_grid_rhs(ctx, dtype):
 
 
 def _trsm_grid(t, b, lower, unit, groups, ints, at, info):
-    """t^-1 b (t: (1, n, n) triangular, b: (1, n, r), r <= rc, overwritten) into a new
-    array by one launch of trsm_grid, after the diagonal blocks' inverses (two launches):
-    each block's solve a product by its inverse (MAGMA's way; a leaf of trsm_tile runs one
-    barrier step a row), the groups meeting once a block (a zeroed counter ints[at]); info[0]
-    -1 where they did not all run at once (the caller reads it)."""
+    """t^-1 b (t: (1, n, n) triangular, b: (1, n, r), r <= rc) into a new array by one
+    launch of trsm_grid, after the diagonal blocks' inverses (two launches): each block's
+    solve a product by its inverse (MAGMA's way; a leaf of trsm_tile runs one barrier step
+    a row), a work-group a block of rows, each waiting for the blocks it needs by their
+    flags (zeroed ints[at:at + blocks]); info[0] -1 where they did not all run at once (the
+    caller reads it)."""
     _, n, r = b.shape
     ctx = b.context
     leaf = _trsm_leaf(ctx, b.dtype)

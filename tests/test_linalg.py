@@ -779,6 +779,24 @@ def test_lu_panels_across_work_groups(ctx, gpu_kernels, monkeypatch):
         assert rel(norm2(a[0] @ x - b), norm2(a[0]) * norm2(x)) < 30 * 150 * eps(dt)
 
 
+@pytest.mark.parametrize("groups", [1, 2])
+def test_triangular_solves_by_flags(ctx, gpu_kernels, monkeypatch, groups):
+    """trsm_grid: each block of rows waits for the blocks it needs by their flags; one
+    work-group (all blocks in turn) and two (blocks dealt round-robin, waiting on each
+    other: PoCL runs both at once on two cores), lower and upper, ragged last block, one
+    and several right-hand sides."""
+    if groups > 1 and "Intel" in ctx.device.platform:
+        pytest.skip("Intel's CPU runtime crashes running work-groups that wait on each other")
+    monkeypatch.setattr(factorizations, "_trsm_groups", lambda c, nblk: groups)
+    for dt, n, r in ((np.float64, 150, 1), (np.float32, 200, 5), (np.complex64, 130, 16)):
+        if np.dtype(dt).itemsize // (2 if np.dtype(dt).kind == "c" else 1) == 8 and not ctx.fp64:
+            continue
+        a = rand((n, n), dt, n) + 3 * np.eye(n, dtype=dt)
+        b = rand((n, r), dt, 7)
+        x = la.solve(g(ctx, a), g(ctx, b)).get()
+        assert rel(norm2(a @ x - b), norm2(a) * norm2(x)) < 30 * n * eps(dt), (dt, n, r)
+
+
 def test_grid_kernels_give_up_rather_than_hang(ctx, gpu_kernels, monkeypatch):
     """getrf_grid with more work-groups than a CPU runs at once (its threads): each barrier
     gives up after its polls and the call raises DeviceTimeout, or, where they all ran, the

@@ -74,8 +74,9 @@
 ##   geqrf_grid(m, w, want_vh, at, a..., v..., vh..., tau, tau_off, tau_sb, ints, xs, info):
 ##     geqrf_panel's result, rw rows a work-group; xs holds the partial sums and row k.
 ##   trsm_grid(n, r, lower, at, t..., dinv..., b..., x..., ints, info): x = t^-1 b (r <= rc
-##     right-hand sides) by blocks of pw rows, dinv the inverses of t's diagonal blocks; b
-##     is overwritten; the triangle's blocks pass through local memory lc columns at a time.
+##     right-hand sides) by blocks of pw rows, dinv the inverses of t's diagonal blocks,
+##     ints[at:at + blocks] zeroed flags (block k of x written); the triangle's blocks pass
+##     through local memory lc columns at a time.
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
             unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4, pc=32, jb=16,
             tc=64, swaps=64, sc=32"/>\
@@ -1003,67 +1004,83 @@ void trsm_grid(const int n, const int r, const int lower, const int at, MAT(t), 
                MAT(b), MAT(x), __global volatile int *ints, __global int *info)
 {
     /* x = t^-1 b (t: n x n lower or upper triangular, b and x: n x r, r <= RC) by blocks of
-       NB rows: dinv[q] = the inverse of t's diagonal block q. Block q of b belongs to
-       work-group q mod G, which alone updates it. Step s (block k, in the direction of the
-       solve): every group reads b_k (final: its owner's updates came before the barrier),
-       forms x_k = dinv[k] b_k, the owner writes it to x, and each group updates its blocks
-       beyond k: b_i -= t_ik x_k; then a barrier. b is overwritten. Blocks of t pass
-       through local memory LC columns at a time. */
-    __local T bs[NB][RC], xs[NB][RC], ts[NB][LC];
+       NB rows, left-looking: dinv[q] = the inverse of t's diagonal block q. The block of
+       step s (in the direction of the solve) belongs to work-group s mod G, which sums
+       t_kj x_j over the blocks j of earlier steps, each as soon as its flag ints[at + j] is
+       set (x_j written), then writes x_k = dinv[k] (b_k - that sum) and sets its own flag:
+       the groups wait only for the block they need next, not for each other at every step.
+       Blocks of t pass through local memory LC columns at a time. A wait that gives up
+       (the groups did not all run at once) sets info[0] = -1; the groups then run on
+       without work (every barrier reached by all, none under a condition, which PoCL
+       miscompiles). */
+    __local T xs[NB][RC], ts[NB][LC];
     __local int fail;
     const int lid = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
     const int nblk = (n + NB - 1) / NB;
-    __global volatile T *bv = b;
+    __global volatile T *xv = x;
     if (lid == 0)
         fail = 0;
-    for (int s = 0; s < nblk; ++s) {
+    for (int s = g; s < nblk; s += G) {
         const int k = lower ? s : nblk - 1 - s, k0 = k * NB;
-        /* (after a failed barrier the loop runs on without work: barriers stay uniform,
-           none under a condition, which PoCL miscompiles) */
         barrier(CLK_LOCAL_MEM_FENCE);
-        const int kn = fail ? 0 : min(NB, n - k0);
-% for q in range(outs):
-        const int e${q} = lid + ${q * ls};
-        const T z${q} = e${q} < NB * r && e${q} / r < kn ?
-            bv[b_off + (long)(k0 + e${q} / r) * b_sr + (long)(e${q} % r) * b_sc] : FROM_R(0);
-% endfor
-% for q in range(outs):
-        if (e${q} < NB * r)
-            bs[e${q} / r][e${q} % r] = z${q};
-% endfor
+        const int kr = fail ? 0 : min(NB, n - k0);
 % for q in range(outs):
         T acc${q} = FROM_R(0);
 % endfor
-${block_product('dinv', 'k', '0', '0', 'bs', 'NB')}\
+        for (int s2 = 0; s2 < s; ++s2) {
+            const int j = lower ? s2 : nblk - 1 - s2, j0 = j * NB;
+            if (lid == 0 && !fail) {
+                int spins = 0;
+                while (ints[at + j] == 0 && ++spins < SPIN_MAX)
+                    ;
+                if (spins >= SPIN_MAX) {
+                    fail = 1;
+                    info[0] = -1;
+                }
+                mem_fence(CLK_GLOBAL_MEM_FENCE);
+            }
+            barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+            const int kn = fail ? 0 : min(NB, n - j0);  /* (the columns of t_kj) */
+% for q in range(outs):
+            const int e${q} = lid + ${q * ls};
+            const T z${q} = e${q} < NB * r && e${q} / r < kn ?
+                xv[x_off + (long)(j0 + e${q} / r) * x_sr + (long)(e${q} % r) * x_sc] : FROM_R(0);
+% endfor
+% for q in range(outs):
+            if (e${q} < NB * r)
+                xs[e${q} / r][e${q} % r] = z${q};
+% endfor
+${block_product('t', '0', 'k0', 'j0', 'xs', 'kr')}\
+        }
+        /* b_k - the sum, then x_k = dinv[k] times it */
+        barrier(CLK_LOCAL_MEM_FENCE);
 % for q in range(outs):
         if (lid + ${q * ls} < NB * r) {
             const int e = lid + ${q * ls};
-            xs[e / r][e % r] = e / r < kn ? acc${q} : FROM_R(0);  /* (0 * garbage: NaN) */
-            if (k % G == g && e / r < kn)
-                x[x_off + (long)(k0 + e / r) * x_sr + (long)(e % r) * x_sc] = acc${q};
+            xs[e / r][e % r] = e / r < kr ?
+                b[b_off + (long)(k0 + e / r) * b_sr + (long)(e % r) * b_sc] - acc${q} :
+                FROM_R(0);  /* (0 * garbage: NaN) */
         }
 % endfor
-        /* this group's blocks beyond k */
-        const int first = lower ? k + 1 + ((g - k - 1) % G + G) % G : g;
-        for (int qb = first; qb < (lower ? nblk : k); qb += G) {
-            const int q0 = qb * NB, qn = min(NB, n - q0);
+        {
+            const int kn = kr;
 % for q in range(outs):
             acc${q} = FROM_R(0);
 % endfor
-${block_product('t', '0', 'q0', 'k0', 'xs', 'qn')}\
-% for q in range(outs):
-            if (lid + ${q * ls} < qn * r) {
-                const int e = lid + ${q * ls};
-                bv[b_off + (long)(q0 + e / r) * b_sr + (long)(e % r) * b_sc] -= acc${q};
-            }
-% endfor
+${block_product('dinv', 'k', '0', '0', 'xs', 'NB')}\
         }
-        /* the work-group's writes, seen by work-item 0 at the barrier, made visible to the
-           device by its fence before it arrives */
+% for q in range(outs):
+        if (lid + ${q * ls} < kr * r) {
+            const int e = lid + ${q * ls};
+            x[x_off + (long)(k0 + e / r) * x_sr + (long)(e % r) * x_sc] = acc${q};
+        }
+% endfor
+        /* the work-group's writes of x_k, seen by work-item 0 at the barrier, made visible
+           to the device by its fence before the flag */
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        if (lid == 0 && !fail && s + 1 < nblk && grid_wait(&ints[at], G * (s + 1))) {
-            fail = 1;
-            info[0] = -1;
+        if (lid == 0 && !fail) {
+            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            atomic_xchg(&ints[at + k], 1);
         }
     }
 }

@@ -168,6 +168,17 @@ def test_row_swaps(ctx):
     np.testing.assert_array_equal(a.get(), want)
 
 
+def test_triangular_solves_by_flags(ctx, monkeypatch):
+    """trsm_grid (one work-group: the blocks in turn, each after its flags): the two solves of
+    a 150 x 150 system with a ragged last block."""
+    from gpuarr import factorizations, linalg
+    monkeypatch.setattr(factorizations, "_trsm_groups", lambda c, nblk: 1)
+    h = _host((150, 150)) + 60 * np.eye(150, dtype=np.float32)
+    b = _host((150, 3))
+    _close(linalg.solve(ga.asarray(h, context=ctx), ga.asarray(b, context=ctx)),
+           np.linalg.solve(h, b), atol=1e-4)
+
+
 def test_cholesky_steps(ctx):
     """potrf_panel (a diagonal block and the panel below it, three work-groups), tril_blocks,
     the update GEMMs; potrf_leaf and trsm_tile through a batch and a triangular solve."""
