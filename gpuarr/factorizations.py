@@ -39,8 +39,8 @@ __all__ = ["apply_block", "block_size", "gather_rows", "gauss_jordan_fits", "geq
 BLOCK = {"gpu": 64, "cpu": 64}
 # The most row swaps laswp_group applies in one launch (a block's): on an H200 a 4096 LU's
 # swaps after each 64-column panel took 30.7 us one swap after another a column (2 ms of a
-# float32 solve's 18), 15.6 us by laswp_group with 32 columns a work-group; 16 columns
-# measured 11.0 us against 12.7 standalone (`.device/laswpvar.py`, 64 random pivots).
+# float32 solve's 18), 15.6 us by laswp_group with 32 columns a work-group, 12.8 us with 16
+# (standalone, `.device/laswpvar.py`, 64 random pivots: 11.0 against 12.7 us).
 SWAPS = 64
 # Cholesky: the diagonal blocks are grouped in panels of this many blocks; the update right
 # of a panel is one SYRK (split in halves SYRK_DEPTH times, as GEMMs).
