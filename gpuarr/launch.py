@@ -31,20 +31,19 @@ __all__ = ["Launcher", "Recording", "copy_buffer", "enqueue", "fill_buffer", "ho
 _get_ident = threading.get_ident
 _claim_lock = threading.Lock()
 _UNSET = object()
-_recording = None  # the Recording installed (one thread's), or None
+_recordings = {}  # thread id -> the Recording installed on that thread
 
 
 class Recording:
-    """The commands one thread enqueues through `enqueue`, `copy_buffer` and `fill_buffer`
-    while it is installed: `commands`, a list of (function, arguments) to call again as they
-    were. Any other command (a host transfer, another library's kernel) makes it unfit to
-    replay: `spoiled` then names the first. While `paused`, nothing is captured or spoiled
-    (the caller replays that work its own way)."""
+    """The commands a thread enqueues through `enqueue`, `copy_buffer` and `fill_buffer`
+    while it is installed on that thread: `commands`, a list of (function, arguments) to
+    call again as they were. Any other command (a host transfer, another library's kernel)
+    makes it unfit to replay: `spoiled` then names the first. While `paused`, nothing is
+    captured or spoiled (the caller replays that work its own way)."""
 
-    __slots__ = ("commands", "paused", "spoiled", "tid")
+    __slots__ = ("commands", "paused", "spoiled")
 
     def __init__(self):
-        self.tid = _get_ident()
         self.commands = []
         self.spoiled = None
         self.paused = False
@@ -52,26 +51,26 @@ class Recording:
 
 @contextlib.contextmanager
 def recording(rec):
-    """Install the Recording `rec` for the block (one at a time)."""
-    global _recording
-    if _recording is not None:
-        raise GpuArrayError("launch.recording: a recording is already installed")
-    _recording = rec
+    """Install the Recording `rec` on this thread for the block (one at a time a thread)."""
+    tid = _get_ident()
+    if tid in _recordings:
+        raise GpuArrayError("launch.recording: this thread is recording already")
+    _recordings[tid] = rec
     try:
         yield rec
     finally:
-        _recording = None
+        del _recordings[tid]
 
 
 def _capture(fn, args):
-    rec = _recording
-    if rec.tid == _get_ident() and not rec.paused:
+    rec = _recordings.get(_get_ident())
+    if rec is not None and not rec.paused:
         rec.commands.append((fn, args))
 
 
 def _spoil(what):
-    rec = _recording
-    if rec.tid == _get_ident() and not rec.paused and rec.spoiled is None:
+    rec = _recordings.get(_get_ident())
+    if rec is not None and not rec.paused and rec.spoiled is None:
         rec.spoiled = what
 
 
@@ -200,7 +199,7 @@ def waits(queue, reads=(), writes=()):
 def record(event, queue, reads=(), writes=()):
     """Record `event` (on `queue`) as a read of `reads` and the last write of `writes` (the
     bookkeeping of a command enqueued outside this module)."""
-    if _recording is not None:
+    if _recordings:
         _spoil("a command enqueued outside gpuarr.launch")
     return _record(event, queue, reads, writes)
 
@@ -220,7 +219,7 @@ def enqueue(ctx, launcher, size, local, args, reads=(), writes=(), offset=None):
     """Enqueue `launcher`'s kernel over `size` (work-group `local`, global `offset`) with
     `args` after the commands it must follow; `reads`/`writes` are the Storages it reads and
     writes, which record it. Returns the event."""
-    if _recording is not None:
+    if _recordings:
         _capture(enqueue, (ctx, launcher, size, local, tuple(args), tuple(reads), tuple(writes),
                            offset))
     queue = ctx.queue
@@ -247,7 +246,7 @@ def enqueue(ctx, launcher, size, local, args, reads=(), writes=(), offset=None):
 
 def copy_buffer(ctx, dst, src, nbytes, dst_offset=0, src_offset=0, queue=None):
     """Copy `nbytes` between Storages (of one cl.Context) on `queue` (default ctx's)."""
-    if _recording is not None:
+    if _recordings:
         _capture(copy_buffer, (ctx, dst, src, nbytes, dst_offset, src_offset, queue))
     queue = queue or ctx.queue
     with ctx.launch_lock:
@@ -259,7 +258,7 @@ def copy_buffer(ctx, dst, src, nbytes, dst_offset=0, src_offset=0, queue=None):
 
 def fill_buffer(ctx, dst, pattern, offset, nbytes):
     """Fill `nbytes` of Storage `dst` from `offset` with the bytes of `pattern`."""
-    if _recording is not None:
+    if _recordings:
         _capture(fill_buffer, (ctx, dst, pattern, offset, nbytes))
     queue = ctx.queue
     with ctx.launch_lock:
@@ -272,7 +271,7 @@ def read_host(ctx, host, src, offset, queue=None):
     """Copy Storage `src` from byte `offset` into the numpy array `host`; waits for it. On
     another of ctx's queues (ctx.copy_queue) it waits only for `src`'s last write, not for
     what ctx.queue holds after it."""
-    if _recording is not None:
+    if _recordings:
         _spoil("a read to the host")
     queue = queue or ctx.queue
     with ctx.launch_lock:
@@ -285,7 +284,7 @@ def read_host(ctx, host, src, offset, queue=None):
 
 def write_host(ctx, dst, host, offset, blocking=True):
     """Copy the numpy array `host` into Storage `dst` from byte `offset`."""
-    if _recording is not None:
+    if _recordings:
         _spoil("a write from the host")
     queue = ctx.queue
     with ctx.launch_lock:
@@ -299,7 +298,7 @@ def host_copy(queue, host, storage, offset, to_device, after=()):
     from byte `offset`, on `queue` (any queue of the storage's cl.Context): into the device
     when `to_device`, else out of it; also after the events `after` (of that cl.Context).
     The staged copies between contexts and processes use it."""
-    if _recording is not None:
+    if _recordings:
         _spoil("a copy between the host and a device")
     if to_device:
         wait = [*(waits(queue, (), (storage,)) or ()), *after]

@@ -6,6 +6,7 @@ The graphs are those of test_symbolic_function.py (the same kernels) where they 
 """
 
 import dataclasses
+import threading
 
 import numpy as np
 import pytest
@@ -181,8 +182,20 @@ def test_recording_captures_launches_and_spoils_on_host_transfers(dctx):
         b.get()
         rec.paused = False
         assert rec.spoiled is None
-        with pytest.raises(GpuArrayError, match="already"), launch.recording(launch.Recording()):
-            pass
+        with pytest.raises(GpuArrayError, match="recording already"):
+            with launch.recording(launch.Recording()):
+                pass
+        # another thread records its own commands, and only those, meanwhile
+        other = launch.Recording()
+
+        def work():
+            with launch.recording(other):
+                a + 5
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+        n = len(rec.commands)
+        assert len(other.commands) == 1 and n >= 1 and other.spoiled is None
         b.get()
     assert rec.spoiled == "a read to the host"
     a.set(V * 3)

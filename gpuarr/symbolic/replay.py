@@ -29,6 +29,7 @@ import numpy as np
 from .. import config, launch
 from ..base import ArrayBase
 from ..memory import Storage
+from .elemwise import Elemwise
 from .graph import HostOp
 from .transfer import GpuFromHost, HostFromGpu
 
@@ -37,7 +38,6 @@ __all__ = ["TAPES", "Replays", "Tape"]
 TAPES = 4  # recorded keys kept per function (least recently used dropped)
 
 _SEEN = object()  # a key met once: its next call is recorded
-_UNFIT = "unfit"
 
 
 class _NoKey(Exception):
@@ -107,6 +107,10 @@ class Replays:
                      if v.type.on_host and j not in op.shape_only]
             if kind == "host" and all(c in determined for c in given):
                 determined.update(outs)
+            elif kind == "host" and not isinstance(op, Elemwise):
+                # (its outputs' shapes may follow the data: an upload into the recorded
+                # buffer would not fit)
+                return f"{op} computes on the host from values that change between calls"
             elif kind == "device" and any(c not in determined for c in given):
                 return f"{op} takes a host value that changes between calls"
         if "device" not in self.kinds:
