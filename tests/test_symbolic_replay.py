@@ -182,9 +182,9 @@ def test_recording_captures_launches_and_spoils_on_host_transfers(dctx):
         b.get()
         rec.paused = False
         assert rec.spoiled is None
-        with pytest.raises(GpuArrayError, match="recording already"):
-            with launch.recording(launch.Recording()):
-                pass
+        nested = launch.recording(launch.Recording())
+        with pytest.raises(GpuArrayError, match="recording already"), nested:
+            pass
         # another thread records its own commands, and only those, meanwhile
         other = launch.Recording()
 
