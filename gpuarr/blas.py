@@ -910,13 +910,14 @@ FAMILIES = (
 # tiles), 185 -> 71 us (CuPy 45); 64 x 4000 @ 4000 x 4000 float32 / float64 455 / 448 ->
 # 73 / 112 us; float64 64 x 4096 @ 4096 x 64 405 -> 102 us, 64 x 1024 @ 1024 x 64 224 ->
 # 38 us. The split costs a second launch (eager calls: ~25 us more host time, 29 -> 54 us
-# for 64 x 1024 @ 1024 x 64 float32, whose device time falls only 28 -> 18 us): below
-# SPLIT_K_LEAST the host's cost outweighs the device's gain.
+# for 64 x 1024 @ 1024 x 64 float32, whose device time falls only 28 -> 18 us; DGEMM 512 in
+# 4 chunks: 27 -> 91 us a call, device time 22 -> 24 us): below SPLIT_K_LEAST the host's
+# cost outweighs the device's gain.
 _SPLIT_K_CHUNK = 4096        # k per chunk, at least
 _SPLIT_K_BYTES = 256 << 20   # the partial products' buffer, at most
 SPLIT_K_FILL = 256
 SPLIT_K_PARTS = 8
-SPLIT_K_LEAST = {4: 1536, 8: 512}  # k, by itemsize: float64's kernels are slower
+SPLIT_K_LEAST = {4: 1536, 8: 1024}  # k, by itemsize: float64's kernels are slower
 
 
 def _split_k_parts(c, k, gemv=False):
