@@ -30,16 +30,16 @@ import functools
 import itertools
 import math
 import operator
-import threading
 
 import numpy as np
 
-from . import dtypes, elemwise, manipulation
+from . import dtypes, elemwise, launch, manipulation
 from .base import ArrayBase, _normalize_axis, asarray, check_same_context, to_device, zeros
 from .context import get_context
 from .errors import ArgumentError, ArgumentTypeError, ShapeError
 from .kernels import get_program, kernel_from
 from .launch import enqueue
+from .memory import serial_mark
 
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn",
            "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq",
@@ -278,7 +278,7 @@ def _block(ctx, real, size, src, dst, counts, flags, scale, lim, twist=0, twist_
     local = threads * group
     reads = tuple({id(b): b for b in (src.storage, tab.storage, twt.storage,
                                       mtab.storage)}.values())
-    _enqueue(ctx, launcher, (-(-counts[0] // group) * local, counts[1], counts[2]),
+    enqueue(ctx, launcher, (-(-counts[0] // group) * local, counts[1], counts[2]),
             (local, 1, 1), args, reads, (dst.storage,))
 
 
@@ -535,50 +535,44 @@ def _temp_layout(length, batch):
 def _temp(ctx, length, batch, real):
     """New rows of `length` complex elements (_temp_layout)."""
     a = ArrayBase._empty(ctx, (max(1, length * batch.nb1 * batch.nb2),), _cdtype(real))
-    recording = getattr(_recording, "schedule", None)
-    if recording is not None:
-        recording.temps.append(a.storage)
     return _Rows(a.storage, *_temp_layout(length, batch))
 
 
 # ---------------------------------------------------------------- schedules
 
-_recording = threading.local()  # .schedule: the _Schedule this thread's launches go to
-
-
-def _enqueue(ctx, launcher, size, local, args, reads, writes):
-    """enqueue, and the launch recorded where a schedule is being made."""
-    recording = getattr(_recording, "schedule", None)
-    if recording is not None:
-        recording.steps.append((launcher, size, local, args, reads, writes))
-    enqueue(ctx, launcher, size, local, args, reads, writes)
-
-
 class _Schedule:
-    """The launches of one transform call (_run), recorded at its first run and replayed by
-    the next calls of the same layouts: the input's and output's Storages and new
-    temporaries of the recorded sizes go in, every other argument is as recorded. A
-    repeated transform then costs its launches on the host, not their planning."""
+    """The launches of one transform call (_run), recorded at its first run (a
+    launch.Recording) and replayed by the next calls of the same layouts: the input's and
+    output's Storages and new temporaries of the recorded sizes go in, every other argument
+    is as recorded. A repeated transform then costs its launches on the host, not their
+    planning. None where the call made other commands than launches (copies, fills)."""
 
     __slots__ = ("steps", "temps")
 
-    def __init__(self):
-        self.steps, self.temps = [], []
-
-    def freeze(self, x, y):
-        """The steps with the places of the call's own Storages (0: x, 1: y, then the
-        temporaries), each with its own copy of the kernel: the recorded arguments stay set,
-        a replay sets only the call's buffers."""
-        index = {id(st): i for i, st in enumerate([x, y, *self.temps])}
+    @classmethod
+    def of(cls, rec, first, x, y):
+        """The schedule of the commands `rec` recorded; the temporaries are the Storages the
+        launches write that were allocated during it (serials past `first`; the twiddle
+        tables, made then too, are only read) besides x and y."""
+        if any(fn is not enqueue for fn, _ in rec.commands):
+            return None
+        self = cls()
+        launches = [args[1:7] for _, args in rec.commands]
+        temps = {id(st): st for *_, writes in launches for st in writes
+                 if st.serial > first and st is not x and st is not y}
+        index = {id(st): i for i, st in enumerate([x, y, *temps.values()])}
 
         def places(values):
             return tuple(values), tuple((p, index[id(v)]) for p, v in enumerate(values)
                                         if id(v) in index)
 
+        # each step with its own copy of the kernel: the recorded arguments stay set, a
+        # replay sets only the call's buffers
         self.steps = [(launcher.copy(), size, local, *places(args), *places(reads),
                        *places(writes))
-                      for launcher, size, local, args, reads, writes in self.steps]
-        self.temps = [st.nbytes for st in self.temps]
+                      for launcher, size, local, args, reads, writes in launches]
+        self.temps = [st.nbytes for st in temps.values()]
+        return self
 
     def replay(self, ctx, x, y):
         storages = [x, y, *(ctx.allocate(nbytes) for nbytes in self.temps)]
@@ -609,7 +603,7 @@ def _launch(ctx, launcher, cnt, batch, src, dst, tab, n, p=1, toff=0, lim=None, 
             scale)
     size = (-(-total // local) * local, batch.nb2)
     reads = (src.storage, tab.storage) if src.storage is not tab.storage else (src.storage,)
-    _enqueue(ctx, launcher, size, (local, 1), args, reads, (dst.storage,))
+    enqueue(ctx, launcher, size, (local, 1), args, reads, (dst.storage,))
 
 
 def _route(count, src, dst, pool):
@@ -783,7 +777,7 @@ def _rows(ctx, k, plan, passes, src, dst, rows, group, flags, scale, lim):
             group.bit_length() - 1, 1.0, 1.0, 1.0, src.o, src.s, src.d, src.b1, src.b2, dst.o,
             dst.s, dst.d, dst.b1, dst.b2, 0xFFFFFFFF if lim is None else lim, flags, scale,
             code, len(passes))
-    _enqueue(ctx, _rows_pow2(ctx, real) if pow2 else k["fft_rows"],
+    enqueue(ctx, _rows_pow2(ctx, real) if pow2 else k["fft_rows"],
             (-(-rows[0] // group) * local, rows[1]), (local, 1), args,
             (src.storage, plan.tab.storage), (dst.storage,))
 
@@ -944,7 +938,7 @@ def _one_axis(a, n, axis, norm, out, kind, inverse, conj=False):
     if dst_arr.size:
         schedule = _run(a, dst_arr, axis, n, kind, real, _scale(norm, n, inverse), inverse,
                         conj)
-        if out is None and a is given:
+        if out is None and a is given and schedule is not None:
             ctx.plans[call] = (shape, out_dt, schedule)
     if out is not None and dst_arr is not out:
         return out._assign(dst_arr)
@@ -954,20 +948,19 @@ def _one_axis(a, n, axis, norm, out, kind, inverse, conj=False):
 def _run(a, y, axis, n, kind, real, scale, inverse, conj):
     """y = the transform of a along axis (both of the transform's precision, y's length
     there the transform's output), by the schedule of its layouts: made by _plan_run at the
-    first call, replayed after. Returns the schedule."""
+    first call, replayed after. Returns the schedule (None: none could be kept)."""
     ctx = a.context
     key = ("fft-run", kind, n, real, scale, inverse, conj, axis, a.shape, a.strides, a.offset,
            a.dtype, y.shape, y.strides, y.offset, y.dtype, a.storage is y.storage,
            _switches(ctx))
     schedule = ctx.plans.get(key)
     if schedule is None:
-        schedule = _recording.schedule = _Schedule()
-        try:
+        rec, first = launch.Recording(), serial_mark()
+        with launch.recording(rec):
             _plan_run(a, y, axis, n, kind, real, scale, inverse, conj)
-        finally:
-            _recording.schedule = None
-        schedule.freeze(a.storage, y.storage)
-        ctx.plans[key] = schedule
+        schedule = _Schedule.of(rec, first, a.storage, y.storage)
+        if schedule is not None:
+            ctx.plans[key] = schedule
     else:
         schedule.replay(ctx, a.storage, y.storage)
     return schedule

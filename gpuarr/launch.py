@@ -22,7 +22,6 @@ import threading
 import numpy as np
 import pyopencl as cl
 
-from .errors import GpuArrayError
 from .memory import Storage
 
 __all__ = ["Launcher", "Recording", "copy_buffer", "enqueue", "fill_buffer", "host_copy",
@@ -31,7 +30,7 @@ __all__ = ["Launcher", "Recording", "copy_buffer", "enqueue", "fill_buffer", "ho
 _get_ident = threading.get_ident
 _claim_lock = threading.Lock()
 _UNSET = object()
-_recordings = {}  # thread id -> the Recording installed on that thread
+_recordings = {}  # thread id -> the Recordings installed on that thread, innermost last
 
 
 class Recording:
@@ -39,7 +38,8 @@ class Recording:
     while it is installed on that thread: `commands`, a list of (function, arguments) to
     call again as they were. Any other command (a host transfer, another library's kernel)
     makes it unfit to replay: `spoiled` then names the first. While `paused`, nothing is
-    captured or spoiled (the caller replays that work its own way)."""
+    captured or spoiled (the caller replays that work its own way). Recordings nest: each
+    installed one sees the commands."""
 
     __slots__ = ("commands", "paused", "spoiled")
 
@@ -51,27 +51,28 @@ class Recording:
 
 @contextlib.contextmanager
 def recording(rec):
-    """Install the Recording `rec` on this thread for the block (one at a time a thread)."""
+    """Install the Recording `rec` on this thread for the block."""
     tid = _get_ident()
-    if tid in _recordings:
-        raise GpuArrayError("launch.recording: this thread is recording already")
-    _recordings[tid] = rec
+    stack = _recordings.setdefault(tid, [])
+    stack.append(rec)
     try:
         yield rec
     finally:
-        del _recordings[tid]
+        stack.pop()
+        if not stack:
+            del _recordings[tid]
 
 
 def _capture(fn, args):
-    rec = _recordings.get(_get_ident())
-    if rec is not None and not rec.paused:
-        rec.commands.append((fn, args))
+    for rec in _recordings.get(_get_ident(), ()):
+        if not rec.paused:
+            rec.commands.append((fn, args))
 
 
 def _spoil(what):
-    rec = _recordings.get(_get_ident())
-    if rec is not None and not rec.paused and rec.spoiled is None:
-        rec.spoiled = what
+    for rec in _recordings.get(_get_ident(), ()):
+        if not rec.paused and rec.spoiled is None:
+            rec.spoiled = what
 
 
 def _packer(scalar_type):

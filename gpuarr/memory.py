@@ -10,9 +10,14 @@ import bisect
 import functools
 import itertools
 
-__all__ = ["Arena", "Storage"]
+__all__ = ["Arena", "Storage", "serial_mark"]
 
 _serials = itertools.count(1)
+
+
+def serial_mark():
+    """A serial below every Storage allocated from now on."""
+    return next(_serials)
 
 
 class Storage:
