@@ -65,8 +65,12 @@ WARP_RANK = True
 # tests: the warp-ranked tiles on any device, the warps' exchanges through local memory
 WARP_EMULATED = False
 # element width -> (work-items, most elements per work-item) of the warp-ranked tiles; the
-# elements are bounded by 48 KiB of local memory too
+# elements are bounded by 48 KiB of local memory too. _KEYS: sorts without payloads (their
+# own build, keys_only). H200, a pass over 2^24 keys (.device/sortprof.py): 32-bit keys
+# 8 / 9 / 11 / 16 items 153 / 145 / 131 / 247 us; 64-bit 7 / 9 / 11 items 168 / 153 / 152 us
+# (with payload slots and a runtime pay_mode: 170 / 207 us).
 _WARP_TILE = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 7)}
+_WARP_TILE_KEYS = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 11)}
 
 # kernel -> its arguments: u a uint scalar, B a buffer
 _ARGS = {
@@ -113,11 +117,15 @@ class _Geometry(NamedTuple):
     rank: str = "split"  # sort_onesweep's ranking: 'split' or 'warp'
 
 
-def _geometry(ctx, width):
+def _geometry(ctx, width, keys_only=False):
     """The work-group shapes for `width`-bit elements: the largest that fit the device's
-    work-group size and local memory (tiles of 256 x 16 elements, rows of 2048 at most)."""
+    work-group size and local memory (tiles of 256 x 16 elements, rows of 2048 at most);
+    `keys_only`: of the warp-ranked tiles of sorts without payloads (None elsewhere)."""
     warp = width in _WARP_TILE and (WARP_EMULATED or _warp_rank(ctx))
-    return _device_geometry(ctx.device.cl_device, ctx.devname, width, warp, WARP_EMULATED)
+    if keys_only and not warp:
+        return None
+    return _device_geometry(ctx.device.cl_device, ctx.devname, width, warp, WARP_EMULATED,
+                            keys_only)
 
 
 def _warp_rank(ctx):
@@ -154,7 +162,7 @@ _probing = threading.local()  # .ctx: the context whose probe sort this thread r
 
 
 @functools.lru_cache(maxsize=64)
-def _device_geometry(device, devname, width, warp=False, emulated=False):
+def _device_geometry(device, devname, width, warp=False, emulated=False, keys_only=False):
     # (cached per cl.Device, not per Context: the cache must not keep a context alive)
     local_mem, wg = device.local_mem_size, device.max_work_group_size
     local = 1 << (min(wg, 256).bit_length() - 1)
@@ -178,11 +186,12 @@ def _device_geometry(device, devname, width, warp=False, emulated=False):
                                f"too few for the sort kernels")
     rank = "split"
     if warp:  # counters (8 a work-item) and then the tile share local memory
-        tile_local, most = _WARP_TILE[width]
+        tile_local, most = (_WARP_TILE_KEYS if keys_only else _WARP_TILE)[width]
         fixed = 4 * (257 + 256 + 32 + 1)  # run starts, global offsets, warp sums, ticket
         fixed += 4 * tile_local if emulated else 0  # the lanes' exchange
+        pay = 0 if keys_only else 4
         items = max(i for i in range(1, most + 1) if fixed + max(
-            32 * tile_local, tile_local * i * (raw_bytes + 4)) <= min(local_mem, 49152))
+            32 * tile_local, tile_local * i * (raw_bytes + pay)) <= min(local_mem, 49152))
         rank = "warp-emulated" if emulated else "warp"
     rows_max = _ROWS_MAX
     while rows_max > 64 and rows_max * (key_bytes + 2) > local_mem:
@@ -193,17 +202,18 @@ def _device_geometry(device, devname, width, warp=False, emulated=False):
                      1 << (min(wg, 1024).bit_length() - 1), copies, rank)
 
 
-def _program(ctx, width, digit=None):
+def _program(ctx, width, digit=None, keys_only=False):
     """({kernel name: cl.Kernel}, _Geometry) of the sort program for `width`-bit elements;
     with `digit` (a key mode, or 'row'), one whose passes take their digits that way only
-    (fewer instructions: the tile passes on GPUs that rank by warps)."""
-    geo = _geometry(ctx, width)
+    (fewer instructions: the tile passes on GPUs that rank by warps), and with `keys_only`
+    too, whose passes carry no payloads (sorts, not argsorts: a larger tile)."""
+    geo = _geometry(ctx, width, keys_only)
     search = (_SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES, _SEARCH_TAIL)
-    key = ("sort", width, geo, digit, search)  # (searchsorted launches by these too)
+    key = ("sort", width, geo, digit, keys_only, search)  # (searchsorted launches by these)
     entry = ctx.kernels.get(key)
     if entry is None:
         program = build(ctx, render("sort.cl.mako", width=width, digit=digit,
-                                    search=search, **geo._asdict()))
+                                    keys_only=keys_only, search=search, **geo._asdict()))
         kernels = {}
         for name, args in _ARGS.items():
             kernels[name] = Launcher(getattr(program, name),
@@ -306,6 +316,9 @@ class _Chain:
     def __init__(self, ctx, k, geo, flat, mode, row_len, payload, tile):
         self.ctx, self.k, self.geo, self.flat = ctx, k, geo, flat
         self.mode, self.row_len, self.payload, self.tile = mode, row_len, payload, tile
+        self.keys_only = tile and not payload and geo.rank != "split"
+        if self.keys_only:
+            self.geo = _geometry(ctx, 8 * flat.itemsize, True)
         self.scratch = None
         self.launched = 0  # passes enqueued (a skipped one too: it took its status words)
         self.last = False  # whether the last one wrote the final outputs
@@ -332,8 +345,9 @@ class _Chain:
         bufs = (self.src_k, dst_k, self.src_p, dst_p, self.index)
         if self.tile:
             k = self.k
-            if self.geo.rank == "warp":
-                k = _program(ctx, 8 * self.flat.itemsize, "row" if p.src else self.mode)[0]
+            if self.geo.rank != "split":
+                digit = ("row" if p.src else self.mode) if self.geo.rank == "warp" else None
+                k = _program(ctx, 8 * self.flat.itemsize, digit, self.keys_only)[0]
             _tile_pass(ctx, k, self.geo, self.scratch, self.launched, common, bufs, p.row,
                        skip)
         else:
@@ -403,7 +417,7 @@ def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain=None):
                        digits * 256 * 4, blocking=False)
         early = None
         if chain is not None:
-            chain.scratch = _tile_scratch(ctx, geo, n, bases)
+            chain.scratch = _tile_scratch(ctx, chain.geo, n, bases)
             if chain.scratch[3] is None:  # (look-back)
                 early = _Pass(0, 0, 0)
                 chain.step(early, False, False, True, skip=1)

@@ -462,8 +462,8 @@ def test_small_geometry(ctx, monkeypatch):
     """Tiles of 64 x 2, scans of 64 and rows of at most 256, as a device with little local
     memory would take them (one more build, for float32)."""
     monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
-    monkeypatch.setattr(sorting, "_geometry", lambda c, width: sorting._Geometry(64, 2, 64, 256,
-                                                                                  64))
+    monkeypatch.setattr(sorting, "_geometry",
+                        lambda c, width, keys_only=False: sorting._Geometry(64, 2, 64, 256, 64))
     for shape in ((5000,), (3, 300), (40, 256), (7, 3)):
         host = _data(np.float32, int(np.prod(shape))).reshape(shape)
         g = ga.asarray(host, context=ctx)

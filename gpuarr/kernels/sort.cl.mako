@@ -14,6 +14,8 @@
 ##                end a search) of sort_search_sampled
 ##   digit        None, or what every pass's digit is taken from: a key `mode` (0-3) or 'row'
 ##                (the payload's row), fixed at build time
+##   keys_only    sort_onesweep (ranked by warps) for sorts without payloads: pay_mode 0 and
+##                out_mode 1 fixed at build time, no payload slots in local memory
 ##   rank         how sort_onesweep ranks a tile: 'split' (two 4-bit splits, any device) or
 ##                'warp' (warps of 32 by inline PTX: NVIDIA, compute capability 7 and up;
 ##                width <= 64, tile_local a multiple of 32 up to 1024); 'warp-emulated'
@@ -101,18 +103,19 @@ inline uint ga_f16key(uint b)
     return (b & 0x8000u) ? (~b & 0xffffu) : (b | 0x8000u);
 }
 
+// (selects, not branches: the tile passes compute a key twice an element)
 inline uint ga_f32key(uint b)
 {
-    if ((b & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
-    if (b == 0x80000000u) b = 0u;
-    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    b = b == 0x80000000u ? 0u : b;
+    const uint k = b ^ ((uint)((int)b >> 31) | 0x80000000u);
+    return (b & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : k;
 }
 
 inline ulong ga_f64key(ulong b)
 {
-    if ((b & 0x7fffffffffffffffUL) > 0x7ff0000000000000UL) return 0xffffffffffffffffUL;
-    if (b == 0x8000000000000000UL) b = 0UL;
-    return (b & 0x8000000000000000UL) ? ~b : (b | 0x8000000000000000UL);
+    b = b == 0x8000000000000000UL ? 0UL : b;
+    const ulong k = b ^ ((ulong)((long)b >> 63) | 0x8000000000000000UL);
+    return (b & 0x7fffffffffffffffUL) > 0x7ff0000000000000UL ? 0xffffffffffffffffUL : k;
 }
 
 % if width == 8:
@@ -449,8 +452,8 @@ void sort_count_tile(const uint n, const uint mode, const uint shift, const uint
 <%def name="onesweep_signature()">\
 __kernel __attribute__((reqd_work_group_size(${L}, 1, 1)))
 void sort_onesweep(const uint n_all, const uint mode, const uint shift, const uint src,
-                   const uint seg_n, const uint pay_mode, const uint out_mode,
-                   const uint pass, const uint lookback, const uint base_row,
+                   const uint seg_n, const uint ${'pay_arg' if keys_only else 'pay_mode'},
+                   const uint ${'out_arg' if keys_only else 'out_mode'}, const uint pass, const uint lookback, const uint base_row,
                    const uint skip, __global const ${RAW} *kin, __global ${RAW} *kout,
                    __global const uint *pin, __global uint *pout, __global long *iout,
                    __global const uint *bases, __global uint *status,
@@ -602,7 +605,7 @@ ${tile_stores()}\
     W = L // 32  # warps
     # local memory shared by the warps' counters (W x 256) and, after ranking, the tile in
     # digit order (keys, then payloads), in 8-byte words
-    UNION = -(-max(W * 256 * 4, T * (width // 8 + 4)) // 8)
+    UNION = -(-max(W * 256 * 4, T * (width // 8 + (0 if keys_only else 4))) // 8)
 %>\
 // ---- GPUs: one pass, a work-group per tile of ${T} elements, ranked by warps (NVIDIA: inline
 // PTX). Warp w takes the ${32 * E} consecutive elements from w * ${32 * E} of its tile, lane l
@@ -686,12 +689,19 @@ inline uint ga_peers(const uint x, __local uint *lanes)
 
 ${onesweep_signature()}
 {
+% if keys_only:
+    const uint pay_mode = 0u, out_mode = 1u;  // (a build for sorts without payloads)
+% endif
 ${skip_if_constant()}\
     const uint t = get_local_id(0), G = get_num_groups(0), lane = t & 31u, warp = t >> 5;
     __local ulong lmem[${UNION}];
     __local uint *cnt = (__local uint *)lmem;
     __local ${RAW} *skey = (__local ${RAW} *)lmem;
+% if not keys_only:
     __local uint *spay = (__local uint *)(skey + ${T});
+% else:
+    __local uint *spay = 0;
+% endif
     __local uint start[257], gofs[256], wsum[${W}];
     __local uint ticket;
 % if rank == 'warp-emulated':

@@ -40,13 +40,15 @@ def test_sort_passes(ctx, sort_path):
 
 def test_warp_ranked_tiles(ctx, monkeypatch):
     # NVIDIA's ranking by warps, the warps emulated through local memory: counters and the
-    # tile share one buffer; a ragged second tile (tiles of 512 x 6 here)
+    # tile share one buffer; a ragged second tile (tiles of 512 x 6 here); a sort's own
+    # build without payloads (its tiles of 512 x 11 here: one ragged tile)
     monkeypatch.setattr(sorting, "WARP_EMULATED", True)
     assert sorting._geometry(ctx, 32).rank == "warp-emulated"
     h = np.round(RNG.standard_normal(3077) * 100).astype(np.float32)
     h[::7] = np.nan
-    np.testing.assert_array_equal(ga.argsort(ga.asarray(h, context=ctx)).get(),
-                                  np.argsort(h, kind="stable"))
+    x = ga.asarray(h, context=ctx)
+    np.testing.assert_array_equal(ga.argsort(x).get(), np.argsort(h, kind="stable"))
+    np.testing.assert_array_equal(ga.sort(x).get(), np.sort(h))
 
 
 def test_row_passes_and_unique(ctx, sort_path, monkeypatch):
