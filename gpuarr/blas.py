@@ -71,6 +71,13 @@ GEMM_TILES = {
 # 8 x 16 3.0-4.9 / 25-27 / 178-203 ms, 4 x 16 2.2 / 16.1 / 240 ms (numpy 2.3 / 12.0 / 111
 # ms); float64 showed no clear winner over 8 x 16.
 CPU_DIRECT_BY_VECTOR = {8: {"float32": dict(mwi=6, nwi=16)}}
+# CPU float32 products whose m, n and k all reach this take a copy of B in panels of the
+# kernel's vector width (_panels): a work-item's loads walk one contiguous stretch, not a
+# page a row. 2-core AMD EPYC (Zen 3, AVX2), a loaded machine, best of 3, before -> panels
+# (numpy): pip's PoCL SGEMM 1024 / 2048 26.1 / 304 -> 25.5 / 228 ms (31 / 207); Intel's
+# runtime 29.0 / 294 -> 27.1 / 210 ms, 2000 282 -> 164 ms (177). float64 (8 x 16 tile):
+# 88 / 774 -> 97 / 769 ms, not taken.
+CPU_PANELS_LEAST = 1024
 # Shape classes of kernels/gemm_direct.cl.mako (parameters per dtype: mwi, nwi), and its
 # work-group on GPUs.
 DIRECT_CLASSES = ("direct", "tiny")
@@ -801,20 +808,28 @@ def _strided_build(p):
     return GemmPlan("strided", run=run)
 
 
+def _panels_applies(p):
+    """CPUs: float32 products whose k and sides reach CPU_PANELS_LEAST take B in panels."""
+    return (p.flat and "direct" in p.tiles and p.c.dtype == np.float32
+            and min(p.m, p.n, p.k) >= CPU_PANELS_LEAST)
+
+
 def _packed_build(p):
-    """The CPU kernel on a copy of B (_packed), whose layout follows from B's shape; of the
-    transposed problem's (A's transpose) where A is the smaller operand."""
+    """The CPU kernel on a copy of B (_panels where _panels_applies, else _packed, whose
+    layout follows from B's shape); of the transposed problem's (A's transpose) where A is
+    the smaller operand."""
     ctx, tile, plans = p.ctx, p.tiles["direct"], []
     swap = p.flat and p.a.size < p.b.size
+    panel = _panels_applies(p)
 
     def run(alpha, a, b, beta, c):
         a2, b2, c2 = _swap(a, b, c) if swap else (a, b, c)
-        b2 = _packed(b2)
+        b2 = _panels(b2, tile["nwi"], tile.get("nvec", 1)) if panel else _packed(b2)
         if not plans:
-            plans.append(_direct_plan(ctx, a2, b2, c2, beta != 0, tile))
+            plans.append(_direct_plan(ctx, a2, b2, c2, beta != 0, tile, panel=panel))
         plans[0].launch(alpha, a2, b2, beta, c2)
         return c
-    return GemmPlan("packed", tile, run=run)
+    return GemmPlan("panels" if panel else "packed", tile, run=run)
 
 
 def _tiny_applies(p):
@@ -887,6 +902,7 @@ FAMILIES = (
                                 _gemv_order(p.a, p.b, p.c))),
     Family("narrow", _narrow_applies, _policy, _narrow_build),
     Family("strided", _strided_applies, _policy, _strided_build),
+    Family("panels", _panels_applies, _policy, _packed_build),
     Family("direct", lambda p: _direct_orientation(p) is not None, _policy, _direct_build),
     Family("packed", lambda p: p.flat and "direct" in p.tiles, _policy, _packed_build),
     Family("row", lambda p: p.flat and p.m == 1 and p.n > 1, _policy,
@@ -1194,13 +1210,16 @@ def _as_real(x, real):
                    dtype=real)
 
 
-def _direct_plan(ctx, a, b, c, use_beta, shape, family="direct", order=(0, 1, 2)):
+def _direct_plan(ctx, a, b, c, use_beta, shape, family="direct", order=(0, 1, 2),
+                 panel=False):
     """The plan of kernels/gemm_direct.cl.mako ((mwi, nwi[, nvec]) `shape`): B has unit
-    stride along n. `order`: as _matrices'."""
+    stride along n, or is in panels (`panel`: _panels' (batch, panels, k, nwi), one batch
+    level). `order`: as _matrices'."""
     *levels, m, n = c.shape
     two = len(levels) == 2
     params = dict(shape, dtype=c.dtype.name, use_beta=use_beta,
-                  c_unit=c.strides[-1] == c.itemsize, **({"batch2": 1} if two else {}))
+                  c_unit=c.strides[-1] == c.itemsize, **({"batch2": 1} if two else {}),
+                  **({"panel": 1} if panel else {}))
     params.pop("backend", None)
     key = ("gemm_direct", tuple(sorted(params.items())))
     arg_dtypes = ([np.int32] * (3 + two) + [c.dtype.type] * 2
@@ -1214,8 +1233,12 @@ def _direct_plan(ctx, a, b, c, use_beta, shape, family="direct", order=(0, 1, 2)
             math.prod(levels)]
     local = (1, 1, 1) if device_class(ctx) == "cpu" else (*DIRECT_GROUP, 1)
     size[:2] = (-(-s // g) * g for s, g in zip(size[:2], local))
+    operands = _matrices(a, b, c, order)
+    if panel:  # (B's strides along k and n: nwi, the distance of two panels)
+        sb, sp, sk, _ = _elements(b)
+        operands[1] = (order[1], b, b, (sk, sp, sb))
     return _one_launch(family, shape, kernel, tuple(size), local,
-                       (m, n, a.shape[-1], *levels[1:]), c.dtype, _matrices(a, b, c, order))
+                       (m, n, a.shape[-1], *levels[1:]), c.dtype, operands)
 
 
 def _gemm_direct(ctx, alpha, a, b, beta, c, shape=None):
@@ -1232,6 +1255,24 @@ def _packed(b):
     batch, k, n = b.shape
     pad = 64 // b.itemsize if n * b.itemsize % 4096 == 0 else 0
     return empty((batch, k, n + pad), b.dtype, context=b.context)[:, :, :n]._assign(b)
+
+
+def _panels(b, nwi, nvec=1):
+    """b (batch, k, n) as panels of nwi columns for the CPU kernel's `panel` form: (batch,
+    panels, k, nwi), zeros past n (up to a multiple of nvec panels: a work-item's)."""
+    batch, k, n = b.shape
+    full, rest = divmod(n, nwi)
+    panels = -(-n // (nwi * nvec)) * nvec
+    out = empty((batch, panels, k, nwi), b.dtype, context=b.context)
+    if panels > full + 1:
+        out[:, full + 1:].fill(0)
+    if full:
+        out[:, :full]._assign(b[:, :, :full * nwi].reshape(batch, k, full, nwi)
+                              .transpose(0, 2, 1, 3))
+    if rest:
+        out[:, full, :, rest:].fill(0)
+        out[:, full, :, :rest]._assign(b[:, :, full * nwi:])
+    return out
 
 
 def _gemv_operands(a, b, c):

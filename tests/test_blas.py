@@ -601,6 +601,11 @@ def test_dispatch_table_choices(ctx, builtin_table, monkeypatch):
     pick = lambda *args, **kw: _family(ctx, monkeypatch, *args, **kw)  # noqa: E731
     assert pick("cpu", (16, 16), (16, 16)) == "direct"
     assert pick("cpu", (16, 16), ga.zeros((16, 16), np.float32, context=ctx).T) == "packed"
+    monkeypatch.setattr(blas, "CPU_PANELS_LEAST", 16)
+    assert pick("cpu", (16, 16), (16, 16)) == "panels"
+    assert pick("cpu", (16, 16), (16, 16), np.float64) == "direct"
+    assert pick("cpu", (16, 15), (15, 16)) == "direct"  # k under the floor
+    monkeypatch.setattr(blas, "CPU_PANELS_LEAST", 1024)
     assert pick("cpu", (80, 80), (80, 80), np.float16) == "big"
     assert pick("cpu", (30, 80), (80, 80), np.float16) == "small"
     assert pick("gpu", (16, 16), (16, 16)) == "tiny"
@@ -822,6 +827,30 @@ def test_narrow_outputs_every_layout(ctx, cpu_kernels, dtype, monkeypatch):
         assert max(copied, default=0) <= min(a.size, b.size), (m, n, k, la, lb, cpu_kernels)
         families.update(cpu_kernels)
     assert {"narrow", "gemv", "direct", "strided"} <= families, families
+
+
+def test_panels(ctx, cpu_kernels, monkeypatch):
+    """CPU float32 products past CPU_PANELS_LEAST (here 16) read B in panels of the kernel's
+    vector width: ragged last panels, a work-item's second vector past n, B transposed
+    (and the transposed problem's, where A is the smaller), batches, C contiguous or a
+    strided view with beta; numpy's result."""
+    monkeypatch.setattr(blas, "CPU_PANELS_LEAST", 16)
+    monkeypatch.setattr(blas, "CPU_DIRECT_BY_VECTOR", {})
+    tile = dict(blas.GEMM_TILES["cpu"]["direct"]["float32"], nvec=2)
+    monkeypatch.setitem(blas.GEMM_TILES["cpu"]["direct"], "float32", tile)
+    nwi, rng = tile["nwi"], np.random.default_rng(5)
+    for p, m, k, n, strided in [(1, 16, 16, 16, False), (1, 37, 29, 2 * nwi + 3, False),
+                                (1, 40, 17, nwi + 1, True), (3, 20, 40, 3 * nwi, True)]:
+        a = rng.standard_normal((p, m, k)).astype(np.float32)
+        b = rng.standard_normal((p, n, k)).astype(np.float32).swapaxes(1, 2)
+        c = rng.standard_normal((p, m, 2 * n if strided else n)).astype(np.float32)
+        got = ga.asarray(c, context=ctx)
+        blas.gemm_into(0.5, ga.asarray(a, context=ctx), ga.asarray(b, context=ctx), 2.0,
+                       got[:, :, ::2] if strided else got)
+        want, out = c.copy(), c[:, :, ::2] if strided else c
+        want[:, :, ::2 if strided else 1] = 0.5 * (a.astype(np.float64) @ b) + 2.0 * out
+        np.testing.assert_allclose(got.get(), want, rtol=1e-4, atol=1e-4)
+    assert "panels" in cpu_kernels and "packed" not in cpu_kernels, cpu_kernels
 
 
 def test_narrow_batched(ctx, cpu_kernels):

@@ -6,14 +6,18 @@
 ## columns and rows other vectors or work-items own; only N < nwi takes a scalar loop.
 ## Batched over dimension 2 of the launch. (A GEMV of a column-major matrix is this kernel on
 ## the transposed problem: mwi = 1, long rows of nvec vectors that walk each column once.)
+## With `panel`, B comes in panels of nwi columns (blas._panels: b_sk = nwi, b_sn the distance
+## of two panels, zeros past N), so a work-item's loads walk one contiguous stretch (B's rows
+## of a large matrix are pages apart: a load a page wore out the TLB).
 ## Inputs: name; dtype ('float32' or 'float64'); mwi, nwi (a vector width: 2, 4, 8, 16);
 ##   nvec (vectors per work-item along n, default 1); c_unit (C has unit stride along n:
-##   vector stores); use_beta (read C); batch2 (two batch levels, as kernels/gemm.cl.mako's).
+##   vector stores); use_beta (read C); batch2 (two batch levels, as kernels/gemm.cl.mako's);
+##   panel (B in panels, above; not with batch2).
 ## Arguments: as kernels/gemm.cl.mako (M, N, K, [NB1,] alpha, beta, then A, B, C each as
 ##   pointer, offset, two strides and a batch stride [and an inner one]; B's stride along n
 ##   must be 1).
 ## Defines: __kernel void ${name}(...)
-<%page args="batch2=0, nvec=1"/>\
+<%page args="batch2=0, nvec=1, panel=0"/>\
 <%! import gpuarr.kernels.cltypes as t %>\
 <%
     T = t.ctype(dtype)
@@ -44,6 +48,53 @@ __kernel void ${name}(const int M, const int N, const int K${inner('int NB1')},
     B += b_off + batch * b_sb;
     C += c_off + batch * c_sb;
 % endif
+% if panel:
+    {
+% for v in range(nvec):
+        const int s${v} = n0 + ${v * nwi};
+        __global const ${T} *bp${v} = B + (long)(s${v} / ${nwi}) * b_sn;
+% endfor
+% for i in range(mwi):
+% for v in range(nvec):
+        ${V} c${i}_${v} = 0;
+% endfor
+        __global const ${T} *a${i} = A + min(m0 + ${i}, M - 1) * a_sm;
+% endfor
+        for (int k = 0; k < K; ++k) {
+% for v in range(nvec):
+            const ${V} b${v} = vload${nwi}(0, bp${v} + k * b_sk);
+% endfor
+% for i in range(mwi):
+            const ${V} a${i}k = (${V})(a${i}[k * a_sk]);
+% for v in range(nvec):
+            c${i}_${v} = fma(a${i}k, b${v}, c${i}_${v});
+% endfor
+% endfor
+        }
+% for i in range(mwi):
+        if (m0 + ${i} < M) {
+            __global ${T} *row = C + (m0 + ${i}) * c_sm;
+% for v in range(nvec):
+% if c_unit:
+            if (s${v} + ${nwi} <= N) {
+                ${V} r = alpha * c${i}_${v};
+% if use_beta:
+                r += beta * vload${nwi}(0, row + s${v});
+% endif
+                vstore${nwi}(r, 0, row + s${v});
+            } else
+% endif
+            {
+% for j in range(nwi):
+                if (s${v} + ${j} < N)
+                    row[(s${v} + ${j}) * c_sn] = alpha * c${i}_${v}.s${'%x' % j}${' + beta * row[(s%d + %d) * c_sn]' % (v, j) if use_beta else ''};
+% endfor
+            }
+% endfor
+        }
+% endfor
+    }
+% else:
     if (N >= ${nwi}) {
         // At the ragged edges a vector window shifts left into the matrix and rows past M
         // repeat row M - 1: every work-item runs the vector loop; stores skip what others own.
@@ -101,4 +152,5 @@ __kernel void ${name}(const int M, const int N, const int K${inner('int NB1')},
             const long at = m * c_sm + n * c_sn;
             C[at] = alpha * s${' + beta * C[at]' if use_beta else ''};
         }
+% endif
 }
