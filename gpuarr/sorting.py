@@ -66,9 +66,12 @@ WARP_RANK = True
 WARP_EMULATED = False
 # element width -> (work-items, most elements per work-item) of the warp-ranked tiles; the
 # elements are bounded by 48 KiB of local memory too. _KEYS: sorts without payloads (their
-# own build, keys_only). H200, a pass over 2^24 keys (.device/sortprof.py): 32-bit keys
-# 8 / 9 / 11 / 16 items 153 / 145 / 131 / 247 us; 64-bit 7 / 9 / 11 items 168 / 153 / 152 us
-# (with payload slots and a runtime pay_mode: 170 / 207 us).
+# own build, keys_only). H200, a pass over 2^24 keys (.device/sortprof.py; the shared build,
+# float keys by branches: float32 184 us, uint64 210): float32 8 / 9 / 11 / 16 items 153 /
+# 145 / 131 / 247 us; uint64 7 / 9 / 11 items 168 / 153 / 152 us. Argsorts' 512 x 9 / 10
+# and 256 x 11 were no faster. Tried and dropped: the tile's counts published before the
+# ranking (CUB's early counts, a local atomic an element): float32 133 -> 155 us a pass,
+# argsort 208 -> 313 us (normal keys' top digits take few values: the atomics collide).
 _WARP_TILE = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 7)}
 _WARP_TILE_KEYS = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 11)}
 

@@ -7,8 +7,8 @@
 ## Batched over dimension 2 of the launch. (A GEMV of a column-major matrix is this kernel on
 ## the transposed problem: mwi = 1, long rows of nvec vectors that walk each column once.)
 ## With `panel`, B comes in panels of nwi columns (blas._panels: b_sk = nwi, b_sn the distance
-## of two panels, zeros past N), so a work-item's loads walk one contiguous stretch (B's rows
-## of a large matrix are pages apart: a load a page wore out the TLB).
+## of two panels, zeros past N): a work-item's loads walk one contiguous stretch, where a
+## large B's rows are pages apart (a load a page wears out the TLB); windows never shift.
 ## Inputs: name; dtype ('float32' or 'float64'); mwi, nwi (a vector width: 2, 4, 8, 16);
 ##   nvec (vectors per work-item along n, default 1); c_unit (C has unit stride along n:
 ##   vector stores); use_beta (read C); batch2 (two batch levels, as kernels/gemm.cl.mako's);
@@ -48,58 +48,17 @@ __kernel void ${name}(const int M, const int N, const int K${inner('int NB1')},
     B += b_off + batch * b_sb;
     C += c_off + batch * c_sb;
 % endif
-% if panel:
-    {
-% for v in range(nvec):
-        const int s${v} = n0 + ${v * nwi};
-        __global const ${T} *bp${v} = B + (long)(s${v} / ${nwi}) * b_sn;
-% endfor
-% for i in range(mwi):
-% for v in range(nvec):
-        ${V} c${i}_${v} = 0;
-% endfor
-        __global const ${T} *a${i} = A + min(m0 + ${i}, M - 1) * a_sm;
-% endfor
-        for (int k = 0; k < K; ++k) {
-% for v in range(nvec):
-            const ${V} b${v} = vload${nwi}(0, bp${v} + k * b_sk);
-% endfor
-% for i in range(mwi):
-            const ${V} a${i}k = (${V})(a${i}[k * a_sk]);
-% for v in range(nvec):
-            c${i}_${v} = fma(a${i}k, b${v}, c${i}_${v});
-% endfor
-% endfor
-        }
-% for i in range(mwi):
-        if (m0 + ${i} < M) {
-            __global ${T} *row = C + (m0 + ${i}) * c_sm;
-% for v in range(nvec):
-% if c_unit:
-            if (s${v} + ${nwi} <= N) {
-                ${V} r = alpha * c${i}_${v};
-% if use_beta:
-                r += beta * vload${nwi}(0, row + s${v});
-% endif
-                vstore${nwi}(r, 0, row + s${v});
-            } else
-% endif
-            {
-% for j in range(nwi):
-                if (s${v} + ${j} < N)
-                    row[(s${v} + ${j}) * c_sn] = alpha * c${i}_${v}.s${'%x' % j}${' + beta * row[(s%d + %d) * c_sn]' % (v, j) if use_beta else ''};
-% endfor
-            }
-% endfor
-        }
-% endfor
-    }
-% else:
-    if (N >= ${nwi}) {
+    if (${'1' if panel else 'N >= %d' % nwi}) {
         // At the ragged edges a vector window shifts left into the matrix and rows past M
         // repeat row M - 1: every work-item runs the vector loop; stores skip what others own.
 % for v in range(nvec):
+% if panel:
+        const int s${v} = n0 + ${v * nwi}, nw${v} = s${v};
+        __global const ${T} *bc${v} = B + (long)(s${v} / ${nwi}) * b_sn;
+% else:
         const int s${v} = n0 + ${v * nwi}, nw${v} = min(s${v}, N - ${nwi});
+        __global const ${T} *bc${v} = B + nw${v};
+% endif
 % endfor
 % for i in range(mwi):
 % for v in range(nvec):
@@ -108,9 +67,8 @@ __kernel void ${name}(const int M, const int N, const int K${inner('int NB1')},
         __global const ${T} *a${i} = A + min(m0 + ${i}, M - 1) * a_sm;
 % endfor
         for (int k = 0; k < K; ++k) {
-            __global const ${T} *bk = B + k * b_sk;
 % for v in range(nvec):
-            const ${V} b${v} = vload${nwi}(0, bk + nw${v});
+            const ${V} b${v} = vload${nwi}(0, bc${v} + k * b_sk);
 % endfor
 % for i in range(mwi):
             const ${V} a${i}k = (${V})(a${i}[k * a_sk]);
@@ -124,7 +82,7 @@ __kernel void ${name}(const int M, const int N, const int K${inner('int NB1')},
             __global ${T} *row = C + (m0 + ${i}) * c_sm;
 % for v in range(nvec):
 % if c_unit:
-            if (nw${v} == s${v}) {
+            if (nw${v} == s${v}${' && s%d + %d <= N' % (v, nwi) if panel else ''}) {
                 ${V} r = alpha * c${i}_${v};
 % if use_beta:
                 r += beta * vload${nwi}(0, row + s${v});
@@ -134,7 +92,7 @@ __kernel void ${name}(const int M, const int N, const int K${inner('int NB1')},
 % endif
             {
 % for j in range(nwi):
-                if (nw${v} + ${j} >= s${v})
+                if (nw${v} + ${j} >= s${v}${' && s%d + %d < N' % (v, j) if panel else ''})
                     row[(nw${v} + ${j}) * c_sn] = alpha * c${i}_${v}.s${'%x' % j}${' + beta * row[(nw%d + %d) * c_sn]' % (v, j) if use_beta else ''};
 % endfor
             }
@@ -152,5 +110,4 @@ __kernel void ${name}(const int M, const int N, const int K${inner('int NB1')},
             const long at = m * c_sm + n * c_sn;
             C[at] = alpha * s${' + beta * C[at]' if use_beta else ''};
         }
-% endif
 }

@@ -453,8 +453,8 @@ void sort_count_tile(const uint n, const uint mode, const uint shift, const uint
 __kernel __attribute__((reqd_work_group_size(${L}, 1, 1)))
 void sort_onesweep(const uint n_all, const uint mode, const uint shift, const uint src,
                    const uint seg_n, const uint ${'pay_arg' if keys_only else 'pay_mode'},
-                   const uint ${'out_arg' if keys_only else 'out_mode'}, const uint pass, const uint lookback, const uint base_row,
-                   const uint skip, __global const ${RAW} *kin, __global ${RAW} *kout,
+                   const uint ${'out_arg' if keys_only else 'out_mode'}, const uint pass,
+                   const uint lookback, const uint base_row, const uint skip, __global const ${RAW} *kin, __global ${RAW} *kout,
                    __global const uint *pin, __global uint *pout, __global long *iout,
                    __global const uint *bases, __global uint *status,
                    __global const uint *offsets)</%def>\
