@@ -117,8 +117,9 @@ def test_tile_kernels(ctx, monkeypatch, dtype, lookback):
                          ids=lambda d: np.dtype(d).name)
 def test_warp_ranked_tiles(ctx, monkeypatch, dtype):
     """The tiles NVIDIA GPUs rank by warps (ballots, per-warp counters, one scan), their
-    warps emulated through local memory: sizes around the tile, both digit paths of the
-    first pass (a low digit that varies, one that does not), rows."""
+    warps emulated through local memory, sorts by their own build without payloads: sizes
+    around the tile, both digit paths of the first pass (a low digit that varies, one that
+    does not), rows, reduce-then-scan."""
     if np.dtype(dtype) == np.complex64 and not ctx.fp64:
         pytest.skip("no fp64")
     monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
@@ -138,6 +139,10 @@ def test_warp_ranked_tiles(ctx, monkeypatch, dtype):
     host = _data(dtype, 7 * 301, seed=8).reshape(7, 301)
     g = ga.asarray(host, context=ctx)
     _check_sorted(ga.sort(g, axis=0), ga.argsort(g, axis=0), host, axis=0)
+    monkeypatch.setattr(sorting, "_lookback", lambda c, n: False)  # (past 2^29 elements)
+    host = _data(dtype, 2 * tile + 5, seed=5)
+    g = ga.asarray(host, context=ctx)
+    _check_sorted(ga.sort(g), ga.argsort(g), host)
 
 
 def test_warp_rank_probe_falls_back(ctx, monkeypatch):
