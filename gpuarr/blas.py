@@ -73,10 +73,10 @@ GEMM_TILES = {
 CPU_DIRECT_BY_VECTOR = {8: {"float32": dict(mwi=6, nwi=16)}}
 # CPU float32 products whose m, n and k all reach this take a copy of B in panels of the
 # kernel's vector width (_panels): a work-item's loads walk one contiguous stretch, not a
-# page a row. 2-core AMD EPYC (Zen 3, AVX2), best of 3, before -> panels (numpy): pip's
-# PoCL SGEMM 1024 / 2000 / 2048 20.4 / 355 / 285 -> 21.1 / 141 / 150 ms (16.1 / 90 / 93);
-# Intel's runtime 22.0 / 278 / 321 -> 23.2 / 102 / 131 ms. float64 (8 x 16 tile), a loaded
-# machine: 1024 / 2048 88 / 774 -> 97 / 769 ms, not taken.
+# page a row. 2-core AMD EPYC (Zen 3, AVX2), best of 3, before -> panels (numpy): the
+# distribution's PoCL 3 SGEMM 1024 / 2000 / 2048 20.4 / 355 / 285 -> 21.1 / 141 / 150 ms
+# (16.1 / 90 / 93); Intel's runtime 22.0 / 278 / 321 -> 23.2 / 102 / 131 ms. float64 (8 x 16
+# tile), a loaded machine: 1024 / 2048 88 / 774 -> 97 / 769 ms, not taken.
 CPU_PANELS_LEAST = 1536
 # Shape classes of kernels/gemm_direct.cl.mako (parameters per dtype: mwi, nwi), and its
 # work-group on GPUs.
