@@ -6,6 +6,11 @@ the suite on each: `pip-pocl` (pocl-binary-distribution, inside pyopencl's packa
 import os
 import sys
 
+# As tests/conftest.py: two devices a PoCL platform. The platforms' order (and so the names
+# printed here) changes with it: without it, cl2:0 here was pip's PoCL and, in the tests,
+# Intel's runtime.
+os.environ.setdefault("POCL_DEVICES", "pthread pthread")
+
 import pyopencl
 
 import gpuarr as ga
