@@ -601,11 +601,12 @@ def test_dispatch_table_choices(ctx, builtin_table, monkeypatch):
     pick = lambda *args, **kw: _family(ctx, monkeypatch, *args, **kw)  # noqa: E731
     assert pick("cpu", (16, 16), (16, 16)) == "direct"
     assert pick("cpu", (16, 16), ga.zeros((16, 16), np.float32, context=ctx).T) == "packed"
+    least = blas.CPU_PANELS_LEAST
     monkeypatch.setattr(blas, "CPU_PANELS_LEAST", 16)
     assert pick("cpu", (16, 16), (16, 16)) == "panels"
     assert pick("cpu", (16, 16), (16, 16), np.float64) == "direct"
     assert pick("cpu", (16, 15), (15, 16)) == "direct"  # k under the floor
-    monkeypatch.setattr(blas, "CPU_PANELS_LEAST", 1024)
+    monkeypatch.setattr(blas, "CPU_PANELS_LEAST", least)
     assert pick("cpu", (80, 80), (80, 80), np.float16) == "big"
     assert pick("cpu", (30, 80), (80, 80), np.float16) == "small"
     assert pick("gpu", (16, 16), (16, 16)) == "tiny"
