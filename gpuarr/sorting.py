@@ -123,10 +123,8 @@ class _Geometry(NamedTuple):
 def _geometry(ctx, width, keys_only=False):
     """The work-group shapes for `width`-bit elements: the largest that fit the device's
     work-group size and local memory (tiles of 256 x 16 elements, rows of 2048 at most);
-    `keys_only`: of the warp-ranked tiles of sorts without payloads (None elsewhere)."""
+    `keys_only`: the warp-ranked tiles' of sorts without payloads."""
     warp = width in _WARP_TILE and (WARP_EMULATED or _warp_rank(ctx))
-    if keys_only and not warp:
-        return None
     return _device_geometry(ctx.device.cl_device, ctx.devname, width, warp, WARP_EMULATED,
                             keys_only)
 

@@ -101,6 +101,7 @@ __kernel void ${name}(const int M, const int N, const int K${inner('int NB1')},
 % endfor
         return;
     }
+% if not panel:
     // fewer columns than a vector: one element at a time
     for (int m = m0; m < min(m0 + ${mwi}, M); ++m)
         for (int n = n0; n < min(n0 + ${nwi * nvec}, N); ++n) {
@@ -110,4 +111,5 @@ __kernel void ${name}(const int M, const int N, const int K${inner('int NB1')},
             const long at = m * c_sm + n * c_sn;
             C[at] = alpha * s${' + beta * C[at]' if use_beta else ''};
         }
+% endif
 }
