@@ -24,6 +24,7 @@ import dataclasses
 import functools
 import math
 import re
+import types
 import warnings
 
 import numpy as np
@@ -679,7 +680,8 @@ class ScanKernel:
 
     `scan_expr` combines accumulators `a` and `b` (associative), `neutral` is its identity;
     inputs are converted to `dtype`, the accumulator and result dtype. A work-efficient
-    blocked scan: every element is read twice and written once.
+    blocked scan, the same bits every run: on GPUs one pass (kernels/scan.cl.mako's
+    look-back), on CPUs a reduction of chunks, then the scan.
     """
 
     def __init__(self, dtype, scan_expr, neutral, exclusive=False, preamble="", name="scan",
@@ -986,7 +988,9 @@ METHODS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "mean"
 _SCAN_OPS = {"cumsum": ("a + b", "zero"), "cumprod": ("a * b", "one")}
 
 
+@functools.lru_cache(maxsize=256)
 def _scan_spec(op, in_dtype, acc_dtype, out_dtype):
+    """The scan's kernel parameters (read-only: shared between calls)."""
     expr, neutral_kind = _SCAN_OPS[op]
     if acc_dtype.kind == "b" and op == "cumsum":
         expr = "a | b"  # numpy's bool sum is a logical or (an 8-bit + would wrap)
@@ -995,15 +999,25 @@ def _scan_spec(op, in_dtype, acc_dtype, out_dtype):
         ctype = dtypes.compute_type(acc_dtype)
         expr = _COMPLEX_REDUCE["prod"].format(T=ctype)
         preamble = render("ufunc_helpers.cl.mako", helpers=(("cmul", ctype),))
-    return dict(in_dtype=in_dtype.name, acc_dtype=acc_dtype.name, out_dtype=out_dtype.name,
-                op_expr=expr, neutral=_neutral(neutral_kind, acc_dtype), preamble=preamble,
-                exclusive=False, vectors=True)
+    return types.MappingProxyType(dict(
+        in_dtype=in_dtype.name, acc_dtype=acc_dtype.name, out_dtype=out_dtype.name,
+        op_expr=expr, neutral=_neutral(neutral_kind, acc_dtype), preamble=preamble,
+        exclusive=False, vectors=True))
+
+
+# Tuning classes whose scans take the one-pass look-back form (kernels/scan.cl.mako); the
+# others reduce, then scan. H200, cumsum of 2^24 float32: reduce-then-scan 172 us on the
+# device (the chunks' carries, one work-item, 93 of them) and 308 us a call; CPUs keep it (no
+# work-group there waits on another).
+SCAN_LOOKBACK = ("gpu",)
+# Work-items of a look-back scan's work-groups (None: the device's largest, up to 256).
+LOOKBACK_LOCAL = None
 
 
 def scan(a, spec, axis, out=None):
     """Scan along one axis (None: of the flattened array) into a new array or `out`."""
     if axis is None:
-        a = a.ravel()
+        a = a if a.ndim == 1 else a.ravel()
         axis = 0
     axis = _normalize_axis(axis, a.ndim) if a.ndim else 0
     if a.ndim == 0:
@@ -1013,18 +1027,14 @@ def scan(a, spec, axis, out=None):
     if result is None:
         return out._assign(scan(a, spec, axis))
     n = a.shape[axis]
-    rows_shape = [s for d, s in enumerate(a.shape) if d != axis]
-    if n == 0 or math.prod(rows_shape) == 0:
+    if n == 0 or a.size == 0:
         return result
     ctx = a.context
-    kept = [d for d in range(a.ndim) if d != axis]
-    kdims, (kin, kout) = elemwise.collapse(
-        rows_shape, [[a.strides[d] // a.itemsize for d in kept],
-                     [result.strides[d] // result.itemsize for d in kept]])
-    rows, step, out_step = math.prod(kdims), a.strides[axis] // a.itemsize, \
-        result.strides[axis] // result.itemsize
-    acc = np.dtype(spec["acc_dtype"])
     cls = tuning_class(ctx)
+    if cls in SCAN_LOOKBACK:
+        return _scan_lookback(ctx, a, result, spec, axis)
+    kdims, kin, kout, rows, step, out_step = _scan_layout(a, result, axis)
+    acc = np.dtype(spec["acc_dtype"])
     t = TUNING[cls]
     local = _group_size(ctx) if cls == "gpu" else 1
     unroll = t["scan_unroll"] if acc.itemsize <= 8 else t["scan_unroll"] // 2
@@ -1045,18 +1055,15 @@ def scan(a, spec, axis, out=None):
                       rows, contiguous, out_role="totals")
     _run(ctx, launch, source, {"totals": totals})
     chunk = launch.chunk
-    span = builtins.sum(abs(s) * (d - 1) for s, d in zip(kin + kout, kdims * 2)) + \
-        (abs(step) + abs(out_step)) * n
-    reach = builtins.max(span + abs(a.offset // a.itemsize) + result.offset // result.itemsize,
-                         rows * chunks * local, n + chunk)
-    index_t = "int" if reach <= _INT32_MAX else "long"
-    itype = np.int32 if index_t == "int" else np.int64
+    index_t, itype = _scan_index(a, result, rows * chunks * local + n + chunk)
     kdims, kin, kout = _pad_kept(kdims, kin, kout)
-    params = dict(spec, name="scan", local_size=local, unroll=unroll, index_t=index_t)
+    params = dict(spec, name="scan", local_size=local, unroll=unroll, index_t=index_t,
+                  lookback=False, slot_words=0, poll_atomic=False)
     key = ("scan", tuple(sorted(params.items())), len(kdims))
     row_t = [None, itype, *[itype] * len(kdims), itype]
     k_carry, k_scan = ctx.kernels.get(key) or _build_scan(
-        ctx, key, params, [[itype, itype, None], [itype] * (3 + len(kdims)) + row_t * 2 + [None]])
+        ctx, key, params, ("scan_carry", f"scan_scan{len(kdims)}"),
+        [[itype, itype, None], [itype] * (3 + len(kdims)) + row_t * 2 + [None]])
     totals_st = totals.storage
     enqueue(ctx, k_carry, (-(-rows // 64) * 64,), (64,), [rows, chunks, totals_st],
             writes=[totals_st])
@@ -1067,15 +1074,72 @@ def scan(a, spec, axis, out=None):
     return result
 
 
-def _build_scan(ctx, key, params, arg_dtypes):
-    """The carry and scan kernels of a scan (`key` ends with its row dimensions), from one
-    program, cached under `key`; where kernels compile lazily, the program holds the scan
+def _scan_layout(a, result, axis):
+    """(kdims, kin, kout, rows, step, out_step): the rows of a scan along `axis` of `a` into
+    `result`, their dimensions collapsed (kin, kout: their strides, in elements)."""
+    kept = [d for d in range(a.ndim) if d != axis]
+    kdims, (kin, kout) = elemwise.collapse(
+        [a.shape[d] for d in kept], [[a.strides[d] // a.itemsize for d in kept],
+                                     [result.strides[d] // result.itemsize for d in kept]])
+    return (kdims, kin, kout, math.prod(kdims), a.strides[axis] // a.itemsize,
+            result.strides[axis] // result.itemsize)
+
+
+def _scan_index(a, result, reach):
+    """The scan kernels' index type ("int" or "long", and its numpy type): "long" where an
+    element of the two buffers or `reach` (work-items, chunk ends) passes int32."""
+    reach = builtins.max(reach, a.storage.nbytes // a.itemsize,
+                         result.storage.nbytes // result.itemsize)
+    return ("int", np.int32) if reach <= _INT32_MAX else ("long", np.int64)
+
+
+def _scan_lookback(ctx, a, result, spec, axis):
+    """The scan by one launch of the look-back kernel; its layout, geometry and kernel kept
+    in ctx.plans, its words (zero between scans) in ctx.state."""
+    key = ("scan-lookback", tuple(spec.items()), a.shape, a.strides, a.storage.nbytes,
+           result.strides, result.storage.nbytes, axis, LOOKBACK_LOCAL)
+    plan = ctx.plans.get(key)
+    if plan is None:
+        kdims, kin, kout, rows, step, out_step = _scan_layout(a, result, axis)
+        acc = np.dtype(spec["acc_dtype"])
+        local = LOOKBACK_LOCAL or _group_size(ctx)
+        unroll = TUNING["gpu"]["scan_unroll"] // (2 if acc.itemsize > 8 else 1)
+        n, block = a.shape[axis], local * unroll
+        tiles = rows * -(-n // block)
+        index_t, itype = _scan_index(a, result, tiles * local + n + block)
+        kdims, kin, kout = _pad_kept(kdims, kin, kout)
+        slot_words = -(-np.dtype(_compute_dtype(acc.name)).itemsize // 2)
+        params = dict(spec, name="scan", local_size=local, unroll=unroll, index_t=index_t,
+                      lookback=True, slot_words=slot_words,
+                      poll_atomic="nvidia" not in ctx.device.vendor.lower())
+        kkey = ("scan", tuple(sorted(params.items())), len(kdims))
+        row_t = [None, itype, *[itype] * len(kdims), itype]
+        kernel, = ctx.kernels.get(kkey) or _build_scan(
+            ctx, kkey, params, (f"scan_lookback{len(kdims)}",),
+            [[itype] * (3 + len(kdims)) + row_t * 2 + [None]])
+        plan = ctx.plans[key] = (kernel, tiles, local, 2 + 2 * tiles * slot_words,
+                                 [rows, n, block, *kdims], kin, [step], kout, [out_step])
+    kernel, tiles, local, words, head, kin, step, kout, out_step = plan
+    slots = ctx.state.get("scan words")
+    if slots is None or slots.size < words:  # (zero, and left zero by each scan)
+        slots = ctx.state["scan words"] = zeros((builtins.max(words, 1 << 16),), np.uint32,
+                                                 context=ctx)
+    enqueue(ctx, kernel, (tiles * local,), (local,),
+            [*head, a.storage, a.offset // a.itemsize, *kin, *step, result.storage,
+             result.offset // result.itemsize, *kout, *out_step, slots.storage],
+            reads=[a.storage], writes=[result.storage, slots.storage])
+    return result
+
+
+def _build_scan(ctx, key, params, names, arg_dtypes):
+    """The kernels `names` of a scan (for the row dimensions of `key`'s last entry), from
+    one program, cached under `key`; where kernels compile lazily, the program holds the
     kernels of both buckets of row dimensions."""
     kdim = key[-1]
     kdims = (1, _DIMS) if elemwise.lazy_kernels(ctx) and kdim in (1, _DIMS) else (kdim,)
     program = get_program(ctx, ("scan", key[1], kdims), "scan.cl.mako", kdims=kdims, **params)
     kernels = tuple(Launcher(cl.Kernel(program, name), types)
-                    for name, types in zip(("scan_carry", f"scan_scan{kdim}"), arg_dtypes))
+                    for name, types in zip(names, arg_dtypes))
     return ctx.kernels.setdefault(key, kernels)
 
 

@@ -530,6 +530,55 @@ def test_scan_kernel_in_place(ctx):
     _check(xl, _np_scan(hl, 0, np.maximum, True, -np.inf, np.float32))
 
 
+# x -> a x + b composed left to right: associative, not commutative, identity (1, 0)
+AFFINE = ScanKernel(np.complex64, "(float2)(a.x * b.x, a.y * b.x + b.y)", "(float2)(1.0f, 0.0f)",
+                    name="affine")
+
+
+def _np_affine(h):
+    """The in-order compositions of h's maps (a + b i: x -> a x + b), exact for small ints."""
+    out, a, b = np.empty_like(h), 1.0, 0.0
+    for i, z in enumerate(h):
+        a, b = a * z.real, b * z.real + z.imag
+        out[i] = a + 1j * b
+    return out
+
+
+@pytest.fixture
+def lookback(ctx, monkeypatch):
+    """The GPUs' one-pass look-back scan on any device, in blocks of 16 x 8: groups of 4
+    tiles, and past 12 groups several group totals a work-item."""
+    monkeypatch.setattr(reduction, "SCAN_LOOKBACK", tuple(reduction.TUNING))
+    monkeypatch.setattr(reduction, "LOOKBACK_LOCAL", 16)
+
+
+def test_scan_lookback(ctx, lookback):
+    """Look-back scans: long rows (2344 tiles), several long rows either way, short rows,
+    in place, a non-commutative operator, and the same bits every run."""
+    n = 300001
+    hf = (_floats((n,), 40, lo=-1, hi=1) + np.linspace(0, 50, n)).astype(np.float32)
+    hi = _ints((n,), np.int8, -128, 128, seed=41)
+    xf, xi = ga.asarray(hf, context=ctx), ga.asarray(hi, context=ctx)
+    _check_scans(hf, xf, hi, xi, 0)
+    _check_scans(hf[::-1], xf[::-1], hi[::-1], xi[::-1], None)
+    h2, x2 = hi[:300000].reshape(3, 100000), xi[:300000].reshape(3, 100000)
+    _check(EXSUM(x2, axis=1), _np_scan(h2, 1, np.add, True, 0, np.int64))
+    _check(INSUM(x2.T, axis=0), _np_scan(h2.T, 0, np.add, False, 0, np.int64))
+    hs, xs = hi[:60000].reshape(20000, 3), xi[:60000].reshape(20000, 3)
+    _check(INSUM(xs, axis=1), _np_scan(hs, 1, np.add, False, 0, np.int64))
+    for k in (1, 127, 128, 129, 128 * 4 * 12 + 1):  # one block, its edges, past 12 groups
+        _check(ga.cumsum(xi[:k]), np.cumsum(hi[:k], dtype=np.int64))
+    hm = ((_ints((5000,), np.int8, 0, 2, seed=42) * 2 - 1)
+          + 1j * _ints((5000,), np.int8, -3, 4, seed=43)).astype(np.complex64)
+    _check(AFFINE(ga.asarray(hm, context=ctx)), _np_affine(hm))
+    first, again = ga.cumsum(xf).get(), ga.cumsum(xf).get()
+    assert first.tobytes() == again.tobytes()
+    np.testing.assert_allclose(first, np.cumsum(hf, dtype=np.float64), rtol=1e-5)
+    xl = ga.asarray(hf, context=ctx)
+    EXMAX(xl, out=xl)  # in place: a tile reads its block before it writes it
+    _check(xl, _np_scan(hf, 0, np.maximum, True, -np.inf, np.float32))
+
+
 def test_scan_kernel_errors_and_edges(ctx):
     with pytest.raises(TypeError):
         INSUM(np.arange(5))
