@@ -6,9 +6,10 @@ A key becomes a basic view of the array (its slices, integers and None applied),
 arrays on some axes of that view, and a result laid out as P + B + Q: B is the broadcast
 shape of the index arrays, first when the advanced indices are separated by a slice, None or
 ellipsis, else in their place. One gather/scatter kernel per element size walks any such
-layout from a small parameter buffer. Indices are checked on the device: the kernel records
-an offending index in a flag buffer that the host reads back, and never touches data
-through it. A boolean mask of the array's shape is compacted on the device (per-work-group
+layout from a small parameter buffer. Index arrays from the host are checked on the host
+before they are uploaded (no wait for the device); device ones on the device: the kernel
+records an offending index in a flag buffer that the host reads back, and never touches
+data through it. A boolean mask of the array's shape is compacted on the device (per-work-group
 counts, one scan over the groups, a pass that writes); only the count comes to the host.
 Other boolean arrays index through their nonzero() coordinates, as in numpy. With repeated
 indices, `x[idx] = v` keeps one of the writes; which one is unspecified, as in numpy.
@@ -41,7 +42,7 @@ from .errors import (
     ShapeError,
 )
 from .kernels import build, render
-from .launch import Launcher, copy_buffer, enqueue, read_host
+from .launch import Launcher, copy_buffer, enqueue, read_host, write_host
 
 __all__ = ["FUNCTIONS", "IndexingMethods", "argwhere", "compact", "compress", "flatnonzero",
            "getitem", "nonzero", "put", "setitem", "take", "take_along_axis"]
@@ -215,7 +216,10 @@ def _pack(ctx, arrays):
     for a, (at, _) in zip(arrays, places):
         if not isinstance(a, ArrayBase):
             host[at:at + a.nbytes] = a.reshape(-1).view(np.uint8)
-    pack = to_device(host, ctx)
+    # (not waited for: pyopencl keeps `host` until the copy is done; a blocking write would
+    # wait for everything queued before it)
+    pack = empty(host.shape, np.uint8, context=ctx)
+    write_host(ctx, pack.storage, host, 0, blocking=False)
     offsets = []
     for a, (at, lo) in zip(arrays, places):
         if isinstance(a, ArrayBase):
@@ -239,6 +243,11 @@ def _take(data, shape, data_strides, b0, nb, indices, dense, direction, mode):
     `shape`), 1 scatters it, 2 only checks. Raise mode (0) reads the flag back, except for
     scatters, which callers check first."""
     ctx = data.context
+    if mode == 0 and indices and not any(isinstance(ix.array, ArrayBase) for ix in indices):
+        _check_on_host(indices)  # (no flag to read back)
+        if direction == 2:
+            return
+        mode = _MODES["clip"]
     n = math.prod(shape)
     if n == 0:
         bsize = math.prod(shape[b0:b0 + nb])
@@ -307,6 +316,22 @@ def _rows_program(ctx):
                         [u64, np.uint32, i64, i64, i32, i32, None, u64, i64, None, i64, i64,
                          None, u64, None]) for v in _ROW_VECTORS}
     return kernels
+
+
+def _check_on_host(indices):
+    """Raise mode for host index arrays: IndexOutOfRange for the first index out of range
+    (numpy's order), negative ones made positive in place (clip mode then takes them)."""
+    for ix in indices:
+        arr = ix.array
+        if not arr.size:
+            continue
+        lo, hi = arr.min(), arr.max()
+        if lo < -ix.size or hi >= ix.size:
+            bad = arr.flat[np.flatnonzero((arr < -ix.size) | (arr >= ix.size))[0]]
+            raise IndexOutOfRange(f"index {bad} is out of bounds for axis {ix.axis} with "
+                                  f"size {ix.size}")
+        if lo < 0:
+            ix.array = np.where(arr < 0, arr + ix.size, arr)
 
 
 def _take_rows(data, shape, data_strides, b0, nb, indices, dense, mode):
@@ -733,8 +758,9 @@ def _flat(a):
 def take(a, indices, axis=None, out=None, mode="raise"):
     """numpy.take: elements of `a` at `indices` along `axis` (of the flattened array if None).
 
-    Indices are checked on the device: with mode='raise' (the default) one out of range
-    raises IndexError and nothing is read through it; 'wrap' and 'clip' as numpy's.
+    Indices are checked (host ones on the host, device ones on the device): with
+    mode='raise' (the default) one out of range raises IndexError and nothing is read
+    through it; 'wrap' and 'clip' as numpy's.
 
     Examples
     --------

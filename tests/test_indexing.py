@@ -399,6 +399,27 @@ def test_put_and_compress(ctx):
         ga.compress([[True]], x)
 
 
+def test_host_indices_checked_on_the_host(ctx):
+    """Host index arrays are checked before the launch (no flag read back): negative ones
+    resolve as numpy's, the first index out of range in numpy's order is named, nothing is
+    written."""
+    h = data(np.float32, (6, 5))
+    x = ga.asarray(h, context=ctx)
+    check(x[[-1, 0, -6, 3]], h[[-1, 0, -6, 3]])
+    check(x[:, np.array([[-5, 4], [0, -1]])], h[:, np.array([[-5, 4], [0, -1]])])
+    check(x[[1, -2], ga.asarray(np.array([4, -5]), context=ctx)], h[[1, -2], [4, -5]])
+    with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 6"):
+        x[[0, 6, -9, 7]]
+    with pytest.raises(IndexError, match="index -9 is out of bounds for axis 0 with size 6"):
+        x[[0, -9, 6]] = 1
+    check(x, h)
+    y = ga.asarray(h, context=ctx)
+    y[[-1, 2], [-2, 0]] = 7
+    g = h.copy()
+    g[[-1, 2], [-2, 0]] = 7
+    check(y, g)
+
+
 def test_errors_touch_nothing_and_name_numpy_values(ctx):
     h = data(np.int32, (3, 4))
     x = ga.asarray(h, context=ctx)
