@@ -1007,11 +1007,21 @@ def _scan_spec(op, in_dtype, acc_dtype, out_dtype):
 
 # Tuning classes whose scans take the one-pass look-back form (kernels/scan.cl.mako); the
 # others reduce, then scan. H200, cumsum of 2^24 float32: reduce-then-scan 172 us on the
-# device (the chunks' carries, one work-item, 93 of them) and 308 us a call; CPUs keep it (no
-# work-group there waits on another).
+# device (the chunks' carries, one work-item, 93 of them) and 308 us a call, look-back 80
+# and 97-104 us; 4096 x 4096 along axis 0: 851, 411 (scan_lookback's strided loads) and 78
+# us (scan_columns; 1563 us while its last tile zeroed its 2M words alone). CPUs keep it
+# (no work-group there waits on another).
 SCAN_LOOKBACK = ("gpu",)
 # Work-items of a look-back scan's work-groups (None: the device's largest, up to 256).
 LOOKBACK_LOCAL = None
+# The look-back scan of rows that are neighbours in memory along a strided axis
+# (cumsum(axis=0) of a C-ordered matrix), a row a work-item: for at least COLUMNS_LEAST[0]
+# rows of at most COLUMNS_LEAST[1] elements (each work-item folds its row's earlier chunk
+# totals itself); work-items a work-group (None: as LOOKBACK_LOCAL) and a row's elements a
+# work-item (half for 16-byte accumulators).
+COLUMNS_LEAST = (64, 1 << 16)
+COLUMNS_LOCAL = 128
+COLUMNS_UNROLL = 32
 
 
 def scan(a, spec, axis, out=None):
@@ -1058,7 +1068,7 @@ def scan(a, spec, axis, out=None):
     index_t, itype = _scan_index(a, result, rows * chunks * local + n + chunk)
     kdims, kin, kout = _pad_kept(kdims, kin, kout)
     params = dict(spec, name="scan", local_size=local, unroll=unroll, index_t=index_t,
-                  lookback=False, slot_words=0, poll_atomic=False)
+                  lookback=False, columns=False, slot_words=0, poll_atomic=False)
     key = ("scan", tuple(sorted(params.items())), len(kdims))
     row_t = [None, itype, *[itype] * len(kdims), itype]
     k_carry, k_scan = ctx.kernels.get(key) or _build_scan(
@@ -1094,36 +1104,49 @@ def _scan_index(a, result, reach):
 
 
 def _scan_lookback(ctx, a, result, spec, axis):
-    """The scan by one launch of the look-back kernel; its layout, geometry and kernel kept
-    in ctx.plans, its words (zero between scans) in ctx.state."""
+    """The scan by one launch of a look-back kernel (scan_lookback, or scan_columns for rows
+    neighbouring in memory along a strided axis); its layout, geometry and kernel kept in
+    ctx.plans; scan_lookback's words (zero between scans) in ctx.state, scan_columns' zeroed
+    a call."""
     key = ("scan-lookback", tuple(spec.items()), a.shape, a.strides, a.storage.nbytes,
            result.strides, result.storage.nbytes, axis, LOOKBACK_LOCAL)
     plan = ctx.plans.get(key)
     if plan is None:
         kdims, kin, kout, rows, step, out_step = _scan_layout(a, result, axis)
         acc = np.dtype(spec["acc_dtype"])
-        local = LOOKBACK_LOCAL or _group_size(ctx)
-        unroll = TUNING["gpu"]["scan_unroll"] // (2 if acc.itemsize > 8 else 1)
-        n, block = a.shape[axis], local * unroll
-        tiles = rows * -(-n // block)
+        n = a.shape[axis]
+        wide = acc.itemsize > 8
+        # neighbouring rows neighbours in memory, the scan axis strided: a row a work-item
+        columns = (rows >= COLUMNS_LEAST[0] and n <= COLUMNS_LEAST[1] and kin[-1] == 1
+                   and abs(step) > 1)
+        local = (COLUMNS_LOCAL if columns else LOOKBACK_LOCAL) or _group_size(ctx)
+        unroll = (COLUMNS_UNROLL if columns else TUNING["gpu"]["scan_unroll"]) // (1 + wide)
+        block = unroll if columns else local * unroll
+        slots = rows * -(-n // block)
+        tiles = -(-rows // local) * -(-n // block) if columns else slots
         index_t, itype = _scan_index(a, result, tiles * local + n + block)
         kdims, kin, kout = _pad_kept(kdims, kin, kout)
         slot_words = -(-np.dtype(_compute_dtype(acc.name)).itemsize // 2)
         params = dict(spec, name="scan", local_size=local, unroll=unroll, index_t=index_t,
-                      lookback=True, slot_words=slot_words,
+                      lookback=True, columns=columns, slot_words=slot_words,
                       poll_atomic="nvidia" not in ctx.device.vendor.lower())
         kkey = ("scan", tuple(sorted(params.items())), len(kdims))
         row_t = [None, itype, *[itype] * len(kdims), itype]
+        name = "scan_columns" if columns else "scan_lookback"
         kernel, = ctx.kernels.get(kkey) or _build_scan(
-            ctx, kkey, params, (f"scan_lookback{len(kdims)}",),
+            ctx, kkey, params, (f"{name}{len(kdims)}",),
             [[itype] * (3 + len(kdims)) + row_t * 2 + [None]])
-        plan = ctx.plans[key] = (kernel, tiles, local, 2 + 2 * tiles * slot_words,
-                                 [rows, n, block, *kdims], kin, [step], kout, [out_step])
-    kernel, tiles, local, words, head, kin, step, kout, out_step = plan
-    slots = ctx.state.get("scan words")
-    if slots is None or slots.size < words:  # (zero, and left zero by each scan)
-        slots = ctx.state["scan words"] = zeros((builtins.max(words, 1 << 16),), np.uint32,
-                                                 context=ctx)
+        plan = ctx.plans[key] = (kernel, tiles, local, 2 + 2 * slots * slot_words,
+                                 [rows, n, block, *kdims], kin, [step], kout, [out_step],
+                                 columns)
+    kernel, tiles, local, words, head, kin, step, kout, out_step, columns = plan
+    if columns:  # (its words zeroed a call)
+        slots = zeros((words,), np.uint32, context=ctx)
+    else:  # (zero, and left zero by each scan)
+        slots = ctx.state.get("scan words")
+        if slots is None or slots.size < words:
+            slots = ctx.state["scan words"] = zeros((builtins.max(words, 1 << 16),),
+                                                     np.uint32, context=ctx)
     enqueue(ctx, kernel, (tiles * local,), (local,),
             [*head, a.storage, a.offset // a.itemsize, *kin, *step, result.storage,
              result.offset // result.itemsize, *kout, *out_step, slots.storage],

@@ -550,6 +550,10 @@ def lookback(ctx, monkeypatch):
     tiles, and past 12 groups several group totals a work-item."""
     monkeypatch.setattr(reduction, "SCAN_LOOKBACK", tuple(reduction.TUNING))
     monkeypatch.setattr(reduction, "LOOKBACK_LOCAL", 16)
+    # rows neighbouring in memory: 16 rows a work-group, chunks of 8 (groups of 16 chunks)
+    monkeypatch.setattr(reduction, "COLUMNS_LOCAL", 16)
+    monkeypatch.setattr(reduction, "COLUMNS_UNROLL", 8)
+    monkeypatch.setattr(reduction, "COLUMNS_LEAST", (16, 1 << 16))
 
 
 def test_scan_lookback(ctx, lookback):
@@ -577,6 +581,33 @@ def test_scan_lookback(ctx, lookback):
     xl = ga.asarray(hf, context=ctx)
     EXMAX(xl, out=xl)  # in place: a tile reads its block before it writes it
     _check(xl, _np_scan(hf, 0, np.maximum, True, -np.inf, np.float32))
+
+
+def test_scan_lookback_columns(ctx, lookback):
+    """Look-back scans of rows that are neighbours in memory along a strided axis (a row a
+    work-item): several groups of chunks, ragged row blocks and chunks, rows over two
+    dimensions, F order, in place, a non-commutative operator, the same bits every run."""
+    hi = _ints((1000, 37), np.int8, -128, 128, seed=44)
+    xi = ga.asarray(hi, context=ctx)
+    for axis in (0, None):
+        _check(INSUM(xi, axis=axis), _np_scan(hi, axis, np.add, False, 0, np.int64))
+    _check(EXSUM(xi, axis=0), _np_scan(hi, 0, np.add, True, 0, np.int64))
+    _check(EXSUM(xi.T, axis=1), _np_scan(hi.T, 1, np.add, True, 0, np.int64))
+    h3 = hi[:960].reshape(3, 320, 37)
+    _check(INSUM(xi[:960].reshape(3, 320, 37), axis=1), _np_scan(h3, 1, np.add, False, 0,
+                                                                 np.int64))
+    hf = _floats((700, 50), 45, lo=-1, hi=1)
+    xf = ga.asarray(hf, context=ctx)
+    first, again = ga.cumsum(xf, axis=0).get(), ga.cumsum(xf, axis=0).get()
+    assert first.tobytes() == again.tobytes()
+    np.testing.assert_allclose(first, np.cumsum(hf, axis=0, dtype=np.float64), rtol=1e-4,
+                               atol=1e-4)
+    RUNMAX(xf, axis=0, out=xf)
+    _check(xf, np.maximum.accumulate(hf, axis=0))
+    hm = ((_ints((300, 20), np.int8, 0, 2, seed=46) * 2 - 1)
+          + 1j * _ints((300, 20), np.int8, -3, 4, seed=47)).astype(np.complex64)
+    want = np.stack([_np_affine(hm[:, j]) for j in range(20)], axis=1)
+    _check(AFFINE(ga.asarray(hm, context=ctx), axis=0), want)
 
 
 def test_scan_kernel_errors_and_edges(ctx):

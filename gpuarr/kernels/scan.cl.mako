@@ -9,7 +9,13 @@
 ##   numbered in the order work-groups start (a counter): a tile scans its block, publishes
 ##   its total, then adds up the totals of the row's earlier chunks (below), waiting only on
 ##   tiles that started earlier (no deadlock whatever order the device runs work-groups in).
-##   Every element is read once.
+##   Every element is read once. With `columns` (rows whose neighbours are neighbours in
+##   memory, the scan axis strided: cumsum(axis=0) of a C-ordered matrix),
+##   ${name}_columns<kdim> instead: a work-group per (local_size neighbouring rows, chunk
+##   of `unroll` elements), a work-item scanning its row's chunk in registers and folding
+##   its row's earlier chunk totals itself (groups of 16 chunks), so loads and stores
+##   stay coalesced; its words are zeroed before each scan (a fill), not after (its many
+##   slots would take the last tile long).
 ## A block: local_size * unroll elements, coalesced loads into local memory, a serial scan of
 ## `unroll` consecutive elements per work-item, a Hillis-Steele scan of the work-items'
 ## totals, coalesced stores. The work is O(n).
@@ -25,7 +31,7 @@
 ##   preamble (user helpers); exclusive (element k gets the scan of elements before it);
 ##   kdims: the numbers of row dimensions passed, a scan kernel each (>= 1; the caller may pad
 ##   them with size 1, stride 0); local_size (power of two; >= 4 with lookback); unroll;
-##   index_t; lookback; slot_words (lookback: 16-bit pieces of an accumulator);
+##   index_t; lookback; columns; slot_words (lookback: 16-bit pieces of an accumulator);
 ##   poll_atomic (lookback: read the words by atomics).
 ## Arguments of _scan<kdim>: ga_rows, ga_n (row length), ga_chunk, [ga_kdims], in pointer + offset
 ##   + [row strides] + step, out pointer + offset + [row strides] + step, totals pointer.
@@ -177,7 +183,59 @@ __kernel void ${name}_${kernel}${kdim}(
 % endfor
 </%def>\
 % for kdim in kdims:
-% if lookback:
+% if lookback and columns:
+<% G = 16 %>
+${signature('columns', kdim)}\
+    , __global volatile uint *words)
+{
+    __local int ticket;
+    const ${I} lid = (${I})get_local_id(0);
+    if (lid == 0)
+        ticket = atomic_inc(words);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ${I} blocks = (ga_rows + ${L - 1}) / ${L}, chunks = (ga_n + ${U - 1}) / ${U};
+    const ${I} g = ticket, c = g / blocks, r = (g % blocks) * ${L} + lid;
+    const int live = r < ga_rows;
+${row_base('in', kdim)}\
+${row_base('out', kdim)}\
+    const ${I} base = c * ${U};
+    // this row's ${U} elements of chunk c (neighbouring work-items: neighbouring rows,
+    // neighbouring addresses), scanned in registers
+    ${A} acc = ${neutral};
+% for j in range(U):
+    const ${A} x${j} = live && base + ${j} < ga_n ? ${t.convert(in_dtype, acc_dtype, t.load(in_dtype, 'in_p', 'in_base + (base + %d) * in_step' % j))} : ${neutral};
+% if exclusive:
+    const ${A} pre${j} = acc;
+    acc = ga_op(acc, x${j});
+% else:
+    acc = ga_op(acc, x${j});
+    const ${A} pre${j} = acc;
+% endif
+% endfor
+    // the carry, in a fixed order: the row's chunks of c's group before c, whose sum with
+    // this chunk's total is the group's total where c ends a group; then the group totals
+    // before it (groups of ${G} chunks)
+    const ${I} groups = c / ${G};
+    ${A} in_group = ${neutral}, before = ${neutral};
+    if (live) {
+        ga_publish(words, 2 * (c * ga_rows + r), acc);
+        for (${I} q = groups * ${G}; q < c; ++q)
+            in_group = ga_op(in_group, ga_await(words, 2 * (q * ga_rows + r)));
+        if (c % ${G} == ${G - 1})
+            ga_publish(words, 2 * (c * ga_rows + r) + 1, ga_op(in_group, acc));
+        for (${I} q = 0; q < groups; ++q)
+            before = ga_op(before, ga_await(words, 2 * ((q * ${G} + ${G - 1}) * ga_rows + r) + 1));
+        before = ga_op(before, in_group);
+    }
+% for j in range(U):
+    if (live && base + ${j} < ga_n) {
+        const ${I} at = out_base + (base + ${j}) * out_step;
+        const ${A} y = ga_op(before, pre${j});
+        ${t.store(out_dtype, 'out_p', 'at', 'y', acc_dtype)}
+    }
+% endfor
+}
+% elif lookback:
 <% G = L // 4 %>
 ${signature('lookback', kdim)}\
     , __global volatile uint *words)
@@ -224,6 +282,7 @@ ${segment_scan(0, L - G)}\
 ${block_store('before')}\
     // the last tile to finish zeroes the words for the next scan (every other tile is
     // done with them)
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     if (lid == 0)
         ticket = atomic_inc(&words[1]) == ga_rows * ((ga_n + ga_chunk - 1) / ga_chunk) - 1;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);

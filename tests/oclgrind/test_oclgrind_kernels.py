@@ -83,8 +83,11 @@ def test_reductions(ctx, path, shape, axis):
 def test_scans(ctx, path, monkeypatch):
     for entry in reduction.TUNING.values():  # chunks of 2048: several chunks, few elements
         monkeypatch.setitem(entry, "scan_least", 2048)
-    # the GPU's look-back scan in blocks of 128: 71 tiles, 17 groups of 4 (group totals)
+    # the GPU's look-back scan in blocks of 128: 71 tiles, 17 groups of 4 (group totals);
+    # its form for rows neighbouring in memory in chunks of 8: 2 groups of 16 chunks
     monkeypatch.setattr(reduction, "LOOKBACK_LOCAL", 16)
+    monkeypatch.setattr(reduction, "COLUMNS_LOCAL", 16)
+    monkeypatch.setattr(reduction, "COLUMNS_UNROLL", 8)
     h = _host(9000)
     x = ga.asarray(h, context=ctx)
     _close(x.cumsum(), np.cumsum(h, dtype=np.float64), atol=np.abs(h).sum() * 1e-6)
@@ -92,6 +95,9 @@ def test_scans(ctx, path, monkeypatch):
     xi = ga.asarray(hi, context=ctx)
     np.testing.assert_array_equal(xi.cumsum(axis=1).get(), hi.cumsum(axis=1))
     np.testing.assert_array_equal(xi[::-1].cumsum(axis=0).get(), hi[::-1].cumsum(axis=0))
+    hc = np.arange(300 * 70, dtype=np.int32).reshape(300, 70) % 11
+    np.testing.assert_array_equal(ga.asarray(hc, context=ctx).cumsum(axis=0).get(),
+                                  hc.cumsum(axis=0))
 
 
 @pytest.mark.parametrize("m, k, n", [(37, 29, 45), (130, 20, 140)])
