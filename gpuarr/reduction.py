@@ -297,7 +297,7 @@ class _Plan:
 # 1.5-6x; with vector accumulators both gain from work-groups of 64).
 TUNING = {
     "gpu": dict(groups_per_cu=16, group_unroll=4, group_least=4096, items_per_cu=2048,
-                item_unroll=4, item_least=256, scan_unroll=8, scan_chunks_per_cu=16,
+                item_unroll=4, item_least=256, scan_unroll=16, scan_chunks_per_cu=16,
                 scan_least=16384),
     "cpu": dict(items_per_cu=16, inner_unroll=16, inner_least=8192, outer_unroll=4,
                 outer_least=1024, band_block=16384, bands_per_cu=4, scan_unroll=32,
@@ -1010,7 +1010,11 @@ def _scan_spec(op, in_dtype, acc_dtype, out_dtype):
 # device (the chunks' carries, one work-item, 93 of them) and 308 us a call, look-back 80
 # and 97-104 us; 4096 x 4096 along axis 0: 851, 411 (scan_lookback's strided loads) and 78
 # us (scan_columns; 1563 us while its last tile zeroed its 2M words alone). CPUs keep it
-# (no work-group there waits on another).
+# (no work-group there waits on another). The look-back's block: 256 work-items of 16
+# elements (8 for 16-byte accumulators), 4096 x 8-byte accumulators in local memory: 2^24
+# float32 / int64, 4096 x 4096 along axis 1: 75-77 / 129-131 / 62-63 us against 79 / 140 /
+# 67 with 8 elements, 66 / 164 / 79 with 32; 128 work-items: 95-440 us (more groups than its
+# work-items fold at once) (H200, .device/scantune.py).
 SCAN_LOOKBACK = ("gpu",)
 # Work-items of a look-back scan's work-groups (None: the device's largest, up to 256).
 LOOKBACK_LOCAL = None
@@ -1121,6 +1125,10 @@ def _scan_lookback(ctx, a, result, spec, axis):
                    and abs(step) > 1)
         local = (COLUMNS_LOCAL if columns else LOOKBACK_LOCAL) or _group_size(ctx)
         unroll = (COLUMNS_UNROLL if columns else TUNING["gpu"]["scan_unroll"]) // (1 + wide)
+        room = ctx.device.cl_device.local_mem_size - 1024  # (scan_lookback's block)
+        while not columns and unroll > 1 and local * (unroll * 33 // 32 + 1) * \
+                np.dtype(_compute_dtype(acc.name)).itemsize > room:
+            unroll //= 2
         block = unroll if columns else local * unroll
         slots = rows * -(-n // block)
         tiles = -(-rows // local) * -(-n // block) if columns else slots
