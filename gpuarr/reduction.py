@@ -1107,6 +1107,12 @@ def _scan_index(a, result, reach):
     return ("int", np.int32) if reach <= _INT32_MAX else ("long", np.int64)
 
 
+def _plain_words(ctx):
+    """Whether look-back scans poll their words by plain loads (NVIDIA GPUs) rather than
+    atomics."""
+    return "nvidia" in ctx.device.vendor.lower()
+
+
 def _scan_lookback(ctx, a, result, spec, axis):
     """The scan by one launch of a look-back kernel (scan_lookback, or scan_columns for rows
     neighbouring in memory along a strided axis); its layout, geometry and kernel kept in
@@ -1137,7 +1143,7 @@ def _scan_lookback(ctx, a, result, spec, axis):
         slot_words = -(-np.dtype(_compute_dtype(acc.name)).itemsize // 2)
         params = dict(spec, name="scan", local_size=local, unroll=unroll, index_t=index_t,
                       lookback=True, columns=columns, slot_words=slot_words,
-                      poll_atomic="nvidia" not in ctx.device.vendor.lower())
+                      poll_atomic=not _plain_words(ctx))
         kkey = ("scan", tuple(sorted(params.items())), len(kdims))
         row_t = [None, itype, *[itype] * len(kdims), itype]
         name = "scan_columns" if columns else "scan_lookback"

@@ -544,11 +544,14 @@ def _np_affine(h):
     return out
 
 
-@pytest.fixture
-def lookback(ctx, monkeypatch):
+@pytest.fixture(params=["atomic", "plain"])
+def lookback(ctx, monkeypatch, request):
     """The GPUs' one-pass look-back scan on any device, in blocks of 16 x 8: groups of 4
-    tiles, and past 12 groups several group totals a work-item."""
+    tiles, and past 12 groups several group totals a work-item; its words polled by atomics
+    (most devices) or plain loads (NVIDIA's form)."""
     monkeypatch.setattr(reduction, "SCAN_LOOKBACK", tuple(reduction.TUNING))
+    monkeypatch.setattr(reduction, "_plain_words", lambda c: request.param == "plain")
+    monkeypatch.setattr(ctx, "plans", Cache("plans", ctx.plans.maxsize))  # (plans afresh)
     monkeypatch.setattr(reduction, "LOOKBACK_LOCAL", 16)
     # rows neighbouring in memory: 16 rows a work-group, chunks of 8 (groups of 16 chunks)
     monkeypatch.setattr(reduction, "COLUMNS_LOCAL", 16)
