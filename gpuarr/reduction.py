@@ -1007,8 +1007,8 @@ def _scan_spec(op, in_dtype, acc_dtype, out_dtype):
 
 # Tuning classes whose scans take the one-pass look-back form (kernels/scan.cl.mako); the
 # others reduce, then scan. H200, cumsum of 2^24 float32: reduce-then-scan 172 us on the
-# device (the chunks' carries, one work-item, 93 of them) and 308 us a call, look-back 80
-# and 97-104 us; 4096 x 4096 along axis 0: 851, 411 (scan_lookback's strided loads) and 78
+# device (the chunks' carries, one work-item, 93 of them) and 308 us a call, look-back 70
+# and 86-89 us; 4096 x 4096 along axis 0: 851, 411 (scan_lookback's strided loads) and 77
 # us (scan_columns; 1563 us while its last tile zeroed its 2M words alone). CPUs keep it
 # (no work-group there waits on another). The look-back's block: 256 work-items of 16
 # elements (8 for 16-byte accumulators), 4096 x 8-byte accumulators in local memory: 2^24

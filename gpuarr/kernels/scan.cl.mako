@@ -288,7 +288,11 @@ ${block_store('before')}\
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     if (ticket)
         for (${I} i = lid; i < 2 + ga_rows * ((ga_n + ga_chunk - 1) / ga_chunk) * ${2 * P}; i += ${L})
+% if poll_atomic:
             atomic_xchg(&words[i], 0u);
+% else:
+            words[i] = 0u;  // (plain stores: none waits for the memory)
+% endif
 }
 % else:
 
