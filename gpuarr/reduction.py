@@ -1127,8 +1127,8 @@ def _scan_lookback(ctx, a, result, spec, axis):
         n = a.shape[axis]
         wide = acc.itemsize > 8
         # neighbouring rows neighbours in memory, the scan axis strided: a row a work-item
-        columns = (rows >= COLUMNS_LEAST[0] and n <= COLUMNS_LEAST[1] and kin[-1] == 1
-                   and abs(step) > 1)
+        columns = bool(rows >= COLUMNS_LEAST[0] and n <= COLUMNS_LEAST[1] and kin
+                       and kin[-1] == 1 and abs(step) > 1)
         local = (COLUMNS_LOCAL if columns else LOOKBACK_LOCAL) or _group_size(ctx)
         unroll = (COLUMNS_UNROLL if columns else TUNING["gpu"]["scan_unroll"]) // (1 + wide)
         room = ctx.device.cl_device.local_mem_size - 1024  # (scan_lookback's block)
