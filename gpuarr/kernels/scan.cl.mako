@@ -19,8 +19,8 @@
 ## A block: local_size * unroll elements, coalesced loads into local memory, a serial scan of
 ## `unroll` consecutive elements per work-item, a Hillis-Steele scan of the work-items'
 ## totals, coalesced stores. The work is O(n).
-## Look-back (words: uint, zero before a scan and left zero after it): words[0] hands out
-## tile numbers, words[1] counts the tiles done (the last one zeroes the words). Tile
+## Look-back (words: uint, zero before a scan; _lookback leaves them zero): words[0] hands
+## out tile numbers, words[1] counts the tiles done (the last one zeroes the words). Tile
 ## t = c * rows + r publishes its total in slot 2 t, and the last chunk of each group of
 ## local_size / 4 chunks its group's total in slot 2 t + 1 (a slot: the accumulator in
 ## 16-bit pieces, each in a 32-bit word beside a ready tag). A tile's carry is the in-order
@@ -35,7 +35,8 @@
 ##   poll_atomic (lookback: read the words by atomics).
 ## Arguments of _scan<kdim>: ga_rows, ga_n (row length), ga_chunk, [ga_kdims], in pointer + offset
 ##   + [row strides] + step, out pointer + offset + [row strides] + step, totals pointer.
-## Arguments of _lookback<kdim>: the same up to out's step (ga_chunk: the block), then words.
+## Arguments of _lookback<kdim> and _columns<kdim>: the same up to out's step (ga_chunk: a
+##   tile's elements of a row), then words.
 <%! import gpuarr.kernels.cltypes as t %>\
 <%
     A = t.ctype(acc_dtype)
