@@ -443,12 +443,17 @@ def test_scan_kernels_axes_layouts(ctx, shape, layout):
         _check_scans(hfv, xfv, hiv, xiv, axis)
 
 
+def _long_row(ctx, seed, n=300001):
+    """(float32 host, int8 host, their GpuArrays) of one long row: a rising float32 ramp
+    with noise, random int8."""
+    hf = (_floats((n,), seed, lo=-1, hi=1) + np.linspace(0, 50, n)).astype(np.float32)
+    hi = _ints((n,), np.int8, -128, 128, seed=seed + 1)
+    return hf, hi, ga.asarray(hf, context=ctx), ga.asarray(hi, context=ctx)
+
+
 def test_scan_kernels_long_rows(ctx):
     """Rows long enough to be cut in several chunks (the carries between chunks)."""
-    n = 300001
-    hf = (_floats((n,), 22, lo=-1, hi=1) + np.linspace(0, 50, n)).astype(np.float32)
-    hi = _ints((n,), np.int8, -128, 128, seed=23)
-    xf, xi = ga.asarray(hf, context=ctx), ga.asarray(hi, context=ctx)
+    hf, hi, xf, xi = _long_row(ctx, 22)
     _check_scans(hf, xf, hi, xi, 0)
     _check_scans(hf[::-1], xf[::-1], hi[::-1], xi[::-1], None)
     _check_scans(hf[3::2], xf[3::2], hi[3::2], xi[3::2], -1)
@@ -550,6 +555,7 @@ def lookback(ctx, monkeypatch, request):
     tiles, and past 12 groups several group totals a work-item; its words polled by atomics
     (most devices) or plain loads (NVIDIA's form)."""
     monkeypatch.setattr(reduction, "SCAN_LOOKBACK", tuple(reduction.TUNING))
+    monkeypatch.setitem(reduction.TUNING["gpu"], "scan_unroll", 8)
     monkeypatch.setattr(reduction, "_plain_words", lambda c: request.param == "plain")
     monkeypatch.setattr(ctx, "plans", Cache("plans", ctx.plans.maxsize))  # (plans afresh)
     monkeypatch.setattr(reduction, "LOOKBACK_LOCAL", 16)
@@ -562,10 +568,7 @@ def lookback(ctx, monkeypatch, request):
 def test_scan_lookback(ctx, lookback):
     """Look-back scans: long rows (2344 tiles), several long rows either way, short rows,
     in place, a non-commutative operator, and the same bits every run."""
-    n = 300001
-    hf = (_floats((n,), 40, lo=-1, hi=1) + np.linspace(0, 50, n)).astype(np.float32)
-    hi = _ints((n,), np.int8, -128, 128, seed=41)
-    xf, xi = ga.asarray(hf, context=ctx), ga.asarray(hi, context=ctx)
+    hf, hi, xf, xi = _long_row(ctx, 40)
     _check_scans(hf, xf, hi, xi, 0)
     _check_scans(hf[::-1], xf[::-1], hi[::-1], xi[::-1], None)
     h2, x2 = hi[:300000].reshape(3, 100000), xi[:300000].reshape(3, 100000)

@@ -86,6 +86,7 @@ def test_scans(ctx, path, monkeypatch):
     # the GPU's look-back scan in blocks of 128: 71 tiles, 17 groups of 4 (group totals);
     # its form for rows neighbouring in memory in chunks of 8: 2 groups of 16 chunks
     monkeypatch.setattr(reduction, "LOOKBACK_LOCAL", 16)
+    monkeypatch.setitem(reduction.TUNING["gpu"], "scan_unroll", 8)
     monkeypatch.setattr(reduction, "COLUMNS_LOCAL", 16)
     monkeypatch.setattr(reduction, "COLUMNS_UNROLL", 8)
     h = _host(9000)
