@@ -25,6 +25,7 @@ from . import blas
 from .base import empty, to_device, zeros
 from .errors import DeviceTimeout
 from .kernels import get_program, kernel_from
+from .kernels.cltypes import device_fence
 from .launch import enqueue
 from .reduction import device_class
 from .ufuncs import UFUNCS
@@ -312,7 +313,8 @@ def _grid_kernel(ctx, name, dtype, **shape):
     kernel = ctx.kernels.get(key)
     if kernel is None:
         program = get_program(ctx, key, "linalg.cl.mako", dtype=dtype.name,
-                              ls=GRID_LOCAL[name], part=name, **shape)
+                              ls=GRID_LOCAL[name], part=name,
+                              fence=device_fence(ctx.device.nv_capability), **shape)
         kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel
 

@@ -43,6 +43,7 @@ from .base import (
 )
 from .errors import ArgumentError, ArgumentTypeError, ContextMismatch, ShapeError, UnsupportedError
 from .kernels import get_program, kernel_from, render
+from .kernels.cltypes import device_fence
 from .launch import Launcher, enqueue
 from .ufuncs import UFUNCS
 from .ufuncs import where as ufunc_where
@@ -547,7 +548,8 @@ def _kernel(ctx, key, spec, variant, index_t, arg_dtypes):
     variants = family if variant in family else (variant,)
     params = {k: v for k, v in spec.items() if k != "out_dtype"}
     program = get_program(ctx, ("reduce", spec.key, variants, index_t), "reduction.cl.mako",
-                          variants=[v.params() for v in variants], index_t=index_t, **params)
+                          variants=[v.params() for v in variants], index_t=index_t,
+                          fence=device_fence(ctx.device.nv_capability), **params)
     return kernel_from(ctx, key, program, variant.name, arg_dtypes)
 
 

@@ -3,6 +3,7 @@
 batch shapes, sizes 0 to 257 (1000: slow), layouts, singular and ill-conditioned input."""
 
 import numpy as np
+import pyopencl as cl
 import pytest
 
 import gpuarr as ga
@@ -819,6 +820,31 @@ def test_grid_kernels_give_up_rather_than_hang(ctx, gpu_kernels, monkeypatch):
         for k, p in enumerate(piv.get()):
             pa[[k, p]] = pa[[p, k]]
         assert rel(norm2(low @ np.triu(lu.get()) - pa), norm2(a)) < 1e-4
+
+
+def test_handoffs_between_work_groups_fence_the_device(ctx):
+    """NVIDIA only (its programs' binaries are PTX): the kernels whose work-groups hand data
+    to each other (the grid kernels; the one-launch reduction, where the last group reads
+    the others' partials) fence at the device's scope. mem_fence compiles there to
+    membar.cta, which orders nothing for other multiprocessors."""
+    if ctx.device.nv_capability is None:
+        pytest.skip("PTX binaries: NVIDIA GPUs only")
+
+    def ptx(key):
+        return ctx.programs[key].get_info(cl.program_info.BINARIES)[0].decode()
+
+    float(ga.asarray(np.ones(1 << 22, np.float32), context=ctx).sum())  # several parts
+    keys = [k for k in list(ctx.programs) if k[0] == "reduce" and "atom." in ptx(k)]
+    for name, shape in (("getrf_grid", dict(pw=64, rw=64, warp=32)),
+                        ("trsm_grid", dict(pw=64, rc=32, lc=16)),
+                        ("geqrf_grid", dict(pw=64, rw=64, warp=1))):
+        factorizations._grid_kernel(ctx, name, np.dtype(np.float32), **shape)
+        keys.append(("linalg-grid", name, "float32", *sorted(shape.items())))
+    assert len(keys) == 4, keys
+    for key in keys:
+        code = ptx(key)
+        assert "membar.cta" not in code and ("fence.acq_rel.gpu" in code or
+                                             "membar.gl" in code), key
 
 
 def test_qr_panels_across_work_groups(ctx, gpu_kernels, monkeypatch):

@@ -7,7 +7,7 @@ bool is stored as uchar 0/1; complex as float2/double2 (.s0 real, .s1 imaginary)
 
 from ..dtypes import cl_type, compute_type
 
-__all__ = ["FP64", "convert", "ctype", "fp64_pragma", "load", "storage", "store"]
+__all__ = ["FP64", "convert", "ctype", "device_fence", "fp64_pragma", "load", "storage", "store"]
 
 FP64 = ("float64", "complex128")
 
@@ -57,3 +57,15 @@ def fp64_pragma(dts):
     if any(d in FP64 for d in dts):
         return "#pragma OPENCL EXTENSION cl_khr_fp64 : enable"
     return ""
+
+
+def device_fence(nv_capability):
+    """A statement fencing global memory at the scope of the whole device, for hand-offs
+    between work-groups. OpenCL 1.2's mem_fence need only order memory for the work-group,
+    and NVIDIA compiles it so (PTX membar.cta: values stored before a flag were seen after
+    it by other multiprocessors); there PTX's device-scope fence (`nv_capability`: the
+    compute capability, else None)."""
+    if nv_capability is None:
+        return "mem_fence(CLK_GLOBAL_MEM_FENCE)"
+    ptx = "fence.acq_rel.gpu" if nv_capability >= (7, 0) else "membar.gl"
+    return f'asm volatile("{ptx};" ::: "memory")'

@@ -77,9 +77,11 @@
 ##     right-hand sides) by blocks of pw rows, dinv the inverses of t's diagonal blocks,
 ##     ints[at:at + blocks] zeroed flags (block k of x written); the triangle's blocks pass
 ##     through local memory lc columns at a time.
+## The grid parts take `fence`: the statement that fences global memory at the device's
+## scope (cltypes.device_fence), around every hand-off between work-groups.
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
             unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4, pc=32, jb=16,
-            tc=64, swaps=64, sc=32"/>\
+            tc=64, swaps=64, sc=32, fence=None"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -126,18 +128,19 @@ inline T DIV(T a, T b)
 /* Kernels whose work-groups meet at barriers in global memory (at most one a compute unit,
    so that all run at once): a counter a barrier, `target` = the arrivals it waits for. */
 #define SPIN_MAX (1 << 25)  /* polls: ~10 s on an H100, a fraction of one on CPUs */
+#define DEVICE_FENCE() ${fence}
 
 /* Arrive (after a fence) and wait: 1 when not every work-group arrived
    within SPIN_MAX polls (they did not all run at once: an error, not a hang). */
 inline int grid_wait(__global volatile int *counter, const int target)
 {
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    DEVICE_FENCE();
     atomic_inc(counter);
     for (int spins = 0; *counter < target; ++spins)  /* (volatile: a read of the device's
                                                          copy each time, no atomic) */
         if (spins > SPIN_MAX)
             return 1;
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    DEVICE_FENCE();
     return 0;
 }
 
@@ -1037,7 +1040,7 @@ void trsm_grid(const int n, const int r, const int lower, const int at, MAT(t), 
                     fail = 1;
                     info[0] = -1;
                 }
-                mem_fence(CLK_GLOBAL_MEM_FENCE);
+                DEVICE_FENCE();
             }
             barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
             const int kn = fail ? 0 : min(NB, n - j0);  /* (the columns of t_kj) */
@@ -1079,7 +1082,7 @@ ${block_product('dinv', 'k', '0', '0', 'xs', 'NB')}\
            to the device by its fence before the flag */
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         if (lid == 0 && !fail) {
-            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            DEVICE_FENCE();
             atomic_xchg(&ints[at + k], 1);
         }
     }

@@ -48,7 +48,8 @@
 ##   finish      group mode with ga_parts > 1: the groups of an output also write their
 ##               partials (part_p, part_idx) and count themselves in counters[o] (zero
 ##               before, zero after); the last one reduces the partials into the output, so
-##               one launch does both stages
+##               one launch does both stages (`fence`: the statement fencing global memory
+##               at the device's scope, cltypes.device_fence, around that hand-off)
 ##   local_size  the work-group size (group mode)
 ##   out_dtype   the output's dtype (band mode and pairs store the accumulator)
 ## Arguments: ga_m (outputs), ga_n (reduced elements per output), ga_chunk (per part),
@@ -357,8 +358,10 @@ ${tree()}\
 % if arg:
         part_idx[p * ga_m + o] = idx;
 % endif
-        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        ${fence};
         ga_last = atomic_inc(&counters[o]) == (uint)(ga_parts - 1);
+        if (ga_last)
+            ${fence};  // (the other groups' partials, read below after the barrier)
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!ga_last) return;
