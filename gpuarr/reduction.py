@@ -429,8 +429,7 @@ def _prepare(ctx, spec, plan, kdims, rdims, src, kin, rin, out_off, out_ps, kout
         plan = dataclasses.replace(plan, unit=kin == [1] and kout == [1])
     elif plan.mode == "group" and rin == [1] and not arg_in and not spec["user_args"]:
         vec = _VECTOR_BYTES // np.dtype(spec["in_dtype"]).itemsize
-        if spec["in_dtype"] in _VECTOR_DTYPES and src_offset % vec == 0 and \
-                builtins.all(s % vec == 0 for s in kin):
+        if spec["in_dtype"] in _VECTOR_DTYPES:
             plan = dataclasses.replace(plan, vec=vec)
             chunk = -(-chunk // vec) * vec
     items = m * plan.parts

@@ -793,6 +793,23 @@ def test_gpu_plans_long_1d(ctx, gpu_plans):
     assert any(p.parts > 1 for p in plans), plans
 
 
+def test_gpu_vector_loads_at_any_alignment(ctx, gpu_plans):
+    """Work-groups reading a contiguous slice load vectors from its first aligned element
+    on, the elements before it one at a time: slices at every offset modulo the vector
+    (views of a vector, rows of odd length: each row its own head), the extremum and its
+    ties inside a head, a slice shorter than its head."""
+    h = _floats((6, 2053), 41)
+    h[:, 1] = h[:, 5] = 9.0  # a tie: the first one (in the head past offset 1) wins
+    x = ga.asarray(h, context=ctx)
+    for offset in range(4):
+        _check_funcs(h[2, offset:], x[2, offset:], None, ("sum", "max", "argmax"))
+    _check_funcs(h[:, 1:], x[:, 1:], 1, ("sum", "argmax", "argmin"))
+    _check_funcs(h[1:, 3:], x[1:, 3:], 1, ("max", "argmax"))
+    _check_funcs(h[0, 1:3], x[0, 1:3], None, ("sum", "argmax"))
+    grouped = [p for p in gpu_plans.plans() if p.mode == "group"]
+    assert grouped and all(p.vec == 4 for p in grouped), grouped
+
+
 @pytest.mark.parametrize(("dtype", "funcs"), [
     (np.float32, GPU_FUNCS),
     # narrow inputs (fewer functions: each is a few more kernels to build)

@@ -36,8 +36,9 @@
 ##                       and accumulating its block's row in the output (reduced axis outer on
 ##                       a CPU: a contiguous row at a time, as numpy does)
 ##   unroll      independent loads (group) or accumulators (item) per step
-##   vec         group mode: load `vec` elements at once (1: scalar loads); only where every
-##               slice is contiguous and starts at a multiple of vec elements;
+##   vec         group mode: load `vec` elements at once (1: scalar loads) where every slice
+##               is contiguous (the elements before a slice's first multiple of vec one at
+##               a time);
 ##               item mode: `unroll` vector accumulators of `vec` elements (vloadn: any
 ##               alignment) where in_rs0 is 1, map_expr is `v` and in_dtype is acc_dtype
 ##               (reduce_expr then holds for vectors too: OpenCL's component-wise ?:, ||)
@@ -295,9 +296,14 @@ __kernel void ${name}(
     ${I} k = begin + lid;
 % if vec > 1:
 <% V = t.storage(in_dtype) + str(vec) %>    {
-        // the slice is contiguous and aligned to ${vec} elements: vector loads, then the tail
-        __global const ${V} *vp = (__global const ${V} *)(in_p + in_base + begin);
-        const ${I} nv = (end - begin) / ${vec};
+        // the slice is contiguous: its elements before the first multiple of ${vec} one at
+        // a time, then vector loads, then the tail
+        const ${I} head = min((${I})((${vec} - (in_base + begin) % ${vec}) % ${vec}), end - begin);
+        if (lid < head)
+${take('acc', 'idx', 'begin + lid')}\
+        const ${I} vb = begin + head;  // (aligned)
+        __global const ${V} *vp = (__global const ${V} *)(in_p + in_base + vb);
+        const ${I} nv = (end - vb) / ${vec};
         ${I} kv = lid;
         for (; kv + ${(unroll - 1) * local_size} < nv; kv += ${unroll * local_size}) {
 % for j in range(unroll):
@@ -306,7 +312,7 @@ __kernel void ${name}(
 % for j in range(unroll):
 % for c in range(vec):
 % if arg:
-            GA_COMBINE_SEQ(acc, idx, ga_map(q${j}.s${'%x' % c}), (long)(begin + (kv + ${j * local_size}) * ${vec} + ${c}))
+            GA_COMBINE_SEQ(acc, idx, ga_map(q${j}.s${'%x' % c}), (long)(vb + (kv + ${j * local_size}) * ${vec} + ${c}))
 % else:
             acc = ga_reduce(acc, ga_map(q${j}.s${'%x' % c}));
 % endif
@@ -317,13 +323,13 @@ __kernel void ${name}(
             const ${V} q = vp[kv];
 % for c in range(vec):
 % if arg:
-            GA_COMBINE_SEQ(acc, idx, ga_map(q.s${'%x' % c}), (long)(begin + kv * ${vec} + ${c}))
+            GA_COMBINE_SEQ(acc, idx, ga_map(q.s${'%x' % c}), (long)(vb + kv * ${vec} + ${c}))
 % else:
             acc = ga_reduce(acc, ga_map(q.s${'%x' % c}));
 % endif
 % endfor
         }
-        k = begin + nv * ${vec} + lid;
+        k = vb + nv * ${vec} + lid;
     }
 % endif
     for (; k + ${(unroll - 1) * local_size} < end; k += ${unroll * local_size}) {
