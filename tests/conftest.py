@@ -1,6 +1,8 @@
 """Shared fixtures. PoCL exposes two CPU devices per platform here, for multi-device tests."""
 
 import contextlib
+import functools
+import inspect
 import os
 
 os.environ.setdefault("POCL_DEVICES", "pthread pthread")
@@ -50,6 +52,33 @@ if NO_DEVICE:
     USABLE = _NoDevice()
 
 
+# Tests that run the GPU algorithms on whatever device runs them (device classes patched,
+# tiles, warps and grids forced), by their names and parameters or their fixtures: marked
+# `gpu_paths`. Intel's CPU runtime skips them: its compiler takes minutes over their unrolled
+# kernels (425 s of its 23-minute run, cold, on a 2-core Zen 3), and no user of a CPU runs
+# them; CI runs them on the distribution's PoCL.
+_GPU_PATH_WORDS = ("gpu", "warp", "tile_kernels", "across_work_groups", "jacobi", "tiles")
+_GPU_PATH_FIXTURES = {"gpu_kernels", "gpu_plans"}
+# Tests that need two devices of one platform (they skip elsewhere): marked `two_devices`.
+_TWO_DEVICE_NAMES = ("same_platform_pair", "ctx_pair")
+
+
+@functools.cache
+def _source(function):
+    try:
+        return inspect.getsource(function)
+    except (OSError, TypeError):
+        return ""
+
+
+def _functions(item):
+    """The test's function and those of the fixtures it uses."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    return [f for f in (getattr(item, "function", None), *(d.func for ds in defs for d in ds))
+            if f is not None]
+
+
 def pytest_collection_modifyitems(config, items):
     if NO_DEVICE:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
@@ -58,6 +87,18 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason="no usable OpenCL device (python -m gpuarr info says why)")
         for item in items:
             item.add_marker(skip)
+        return
+    intel = USABLE[0].platform.startswith("Intel(R) OpenCL")
+    skip_gpu = pytest.mark.skip(reason="a GPU algorithm on Intel's CPU runtime (its compiler "
+                                       "takes minutes over them): CI runs these on PoCL")
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if any(w in item.name for w in _GPU_PATH_WORDS) or fixtures & _GPU_PATH_FIXTURES:
+            item.add_marker("gpu_paths")
+            if intel:
+                item.add_marker(skip_gpu)
+        if any(n in _source(f) for f in _functions(item) for n in _TWO_DEVICE_NAMES):
+            item.add_marker("two_devices")
 
 # Every dtype a GpuArray can hold (float64/complex128 need fp64 on the first device).
 ALL_DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
