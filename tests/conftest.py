@@ -88,14 +88,14 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             item.add_marker(skip)
         return
-    intel = USABLE[0].platform.startswith("Intel(R) OpenCL")
+    intel_cpu = USABLE[0].platform.startswith("Intel(R) OpenCL") and not USABLE[0].is_gpu
     skip_gpu = pytest.mark.skip(reason="a GPU algorithm on Intel's CPU runtime (its compiler "
                                        "takes minutes over them): CI runs these on PoCL")
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if any(w in item.name for w in _GPU_PATH_WORDS) or fixtures & _GPU_PATH_FIXTURES:
             item.add_marker("gpu_paths")
-            if intel:
+            if intel_cpu:
                 item.add_marker(skip_gpu)
         if any(n in _source(f) for f in _functions(item) for n in _TWO_DEVICE_NAMES):
             item.add_marker("two_devices")
