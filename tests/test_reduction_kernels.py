@@ -787,7 +787,7 @@ def test_gpu_plans_long_1d(ctx, gpu_plans):
     xz = ga.asarray(hz, context=ctx)
     for view in (slice(None), slice(1, None), slice(None, None, 2), slice(None, n - 2)):
         _check(ga.any(xz[view]), np.any(hz[view]))
-    plans = gpu_plans.plans()  # one output: work-groups in parts, vector loads where aligned
+    plans = gpu_plans.plans()  # one output: work-groups in parts, vector loads
     assert {p.mode for p in plans} == {"group"}, plans
     assert any(p.vec > 1 for p in plans), plans
     assert any(p.parts > 1 for p in plans), plans
