@@ -824,8 +824,9 @@ def test_grid_kernels_give_up_rather_than_hang(ctx, gpu_kernels, monkeypatch):
 
 def test_handoffs_between_work_groups_fence_the_device(ctx):
     """NVIDIA only (its programs' binaries are PTX): the kernels whose work-groups hand data
-    to each other (the grid kernels; the one-launch reduction, where the last group reads
-    the others' partials) fence at the device's scope. mem_fence compiles there to
+    to each other order it at the device's scope: the one-launch reduction, where the last
+    group reads the others' partials, by fences; the grid kernels by release and acquire
+    operations (compute capability 7 on), else fences. mem_fence compiles there to
     membar.cta, which orders nothing for other multiprocessors."""
     if ctx.device.nv_capability is None:
         pytest.skip("PTX binaries: NVIDIA GPUs only")
@@ -841,10 +842,14 @@ def test_handoffs_between_work_groups_fence_the_device(ctx):
         factorizations._grid_kernel(ctx, name, np.dtype(np.float32), **shape)
         keys.append(("linalg-grid", name, "float32", *sorted(shape.items())))
     assert len(keys) == 4, keys
+    acqrel = ctx.device.nv_capability >= (7, 0)
     for key in keys:
         code = ptx(key)
-        assert "membar.cta" not in code and ("fence.acq_rel.gpu" in code or
-                                             "membar.gl" in code), key
+        assert "membar.cta" not in code, key
+        if acqrel and key[0] == "linalg-grid":
+            assert "red.release.gpu" in code and "ld.acquire.gpu" in code, key
+        else:
+            assert ("fence.acq_rel.gpu" if acqrel else "membar.gl") in code, key
 
 
 def test_qr_panels_across_work_groups(ctx, gpu_kernels, monkeypatch):

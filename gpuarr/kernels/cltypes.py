@@ -7,7 +7,8 @@ bool is stored as uchar 0/1; complex as float2/double2 (.s0 real, .s1 imaginary)
 
 from ..dtypes import cl_type, compute_type
 
-__all__ = ["FP64", "convert", "ctype", "device_fence", "fp64_pragma", "load", "storage", "store"]
+__all__ = ["FP64", "convert", "ctype", "device_acqrel", "device_fence", "fp64_pragma", "load",
+           "storage", "store"]
 
 FP64 = ("float64", "complex128")
 
@@ -67,5 +68,11 @@ def device_fence(nv_capability):
     compute capability, else None)."""
     if nv_capability is None:
         return "mem_fence(CLK_GLOBAL_MEM_FENCE)"
-    ptx = "fence.acq_rel.gpu" if nv_capability >= (7, 0) else "membar.gl"
+    ptx = "fence.acq_rel.gpu" if device_acqrel(nv_capability) else "membar.gl"
     return f'asm volatile("{ptx};" ::: "memory")'
+
+
+def device_acqrel(nv_capability):
+    """Whether PTX's release and acquire operations at the GPU's scope are there (NVIDIA from
+    compute capability 7): one ordered atomic or load in place of a fence and a plain one."""
+    return nv_capability is not None and nv_capability >= (7, 0)

@@ -77,11 +77,13 @@
 ##     right-hand sides) by blocks of pw rows, dinv the inverses of t's diagonal blocks,
 ##     ints[at:at + blocks] zeroed flags (block k of x written); the triangle's blocks pass
 ##     through local memory lc columns at a time.
-## The grid parts take `fence`: the statement that fences global memory at the device's
-## scope (cltypes.device_fence), around every hand-off between work-groups.
+## The grid parts hand data between work-groups at the device's scope: by PTX's release and
+## acquire operations with `acqrel` (cltypes.device_acqrel), else around `fence`, the
+## statement that fences global memory at that scope (cltypes.device_fence).
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
             unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4, pc=32, jb=16,
-            tc=64, swaps=64, sc=32, fence=None"/>\
+            tc=64, swaps=64, sc=32, fence=None,
+            acqrel=False"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -128,19 +130,44 @@ inline T DIV(T a, T b)
 /* Kernels whose work-groups meet at barriers in global memory (at most one a compute unit,
    so that all run at once): a counter a barrier, `target` = the arrivals it waits for. */
 #define SPIN_MAX (1 << 25)  /* polls: ~10 s on an H100, a fraction of one on CPUs */
-#define DEVICE_FENCE() ${fence}
+/* release_add(p): *p += 1 once the work-item's earlier writes, and those it saw at a
+   barrier, are visible to the device; acquire_load(p): *p, the work-item's later reads
+   ordered after it (read each time: no cached copy). */
+% if acqrel:
+inline void release_add(__global volatile int *p)
+{
+    asm volatile("red.release.gpu.global.add.s32 [%0], 1;" :: "l"((ulong)p) : "memory");
+}
 
-/* Arrive (after a fence) and wait: 1 when not every work-group arrived
-   within SPIN_MAX polls (they did not all run at once: an error, not a hang). */
+inline int acquire_load(__global volatile int *p)
+{
+    int v;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"((ulong)p) : "memory");
+    return v;
+}
+% else:
+inline void release_add(__global volatile int *p)
+{
+    ${fence};
+    atomic_inc(p);
+}
+
+inline int acquire_load(__global volatile int *p)
+{
+    const int v = *p;
+    ${fence};
+    return v;
+}
+% endif
+
+/* Arrive and wait: 1 when not every work-group arrived within SPIN_MAX polls (they did
+   not all run at once: an error, not a hang). */
 inline int grid_wait(__global volatile int *counter, const int target)
 {
-    DEVICE_FENCE();
-    atomic_inc(counter);
-    for (int spins = 0; *counter < target; ++spins)  /* (volatile: a read of the device's
-                                                         copy each time, no atomic) */
+    release_add(counter);
+    for (int spins = 0; acquire_load(counter) < target; ++spins)
         if (spins > SPIN_MAX)
             return 1;
-    DEVICE_FENCE();
     return 0;
 }
 
@@ -1034,13 +1061,12 @@ void trsm_grid(const int n, const int r, const int lower, const int at, MAT(t), 
             const int j = lower ? s2 : nblk - 1 - s2, j0 = j * NB;
             if (lid == 0 && !fail) {
                 int spins = 0;
-                while (ints[at + j] == 0 && ++spins < SPIN_MAX)
+                while (acquire_load(&ints[at + j]) == 0 && ++spins < SPIN_MAX)
                     ;
                 if (spins >= SPIN_MAX) {
                     fail = 1;
                     info[0] = -1;
                 }
-                DEVICE_FENCE();
             }
             barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
             const int kn = fail ? 0 : min(NB, n - j0);  /* (the columns of t_kj) */
@@ -1078,13 +1104,11 @@ ${block_product('dinv', 'k', '0', '0', 'xs', 'NB')}\
             x[x_off + (long)(k0 + e / r) * x_sr + (long)(e % r) * x_sc] = acc${q};
         }
 % endfor
-        /* the work-group's writes of x_k, seen by work-item 0 at the barrier, made visible
-           to the device by its fence before the flag */
+        /* the work-group's writes of x_k, seen by work-item 0 at the barrier, released to
+           the device with the flag */
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        if (lid == 0 && !fail) {
-            DEVICE_FENCE();
-            atomic_xchg(&ints[at + k], 1);
-        }
+        if (lid == 0 && !fail)
+            release_add(&ints[at + k]);
     }
 }
 
@@ -1561,7 +1585,7 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
                     if (k >= r0 && k < r0 + nr)
                         krow[c] = tile[k - r0][c];
                 }
-                WARP_SYNC();  /* (the lanes' writes, fenced by lane 0 in grid_wait) */
+                WARP_SYNC();  /* (the lanes' writes, released by lane 0 in grid_wait) */
                 if (lid == 0 && grid_wait(&ints[at], G * (k + 1))) {
                     failed = 1;
                     info[0] = -1;
