@@ -82,13 +82,19 @@ CPU_PANELS_LEAST = 1536
 # work-group on GPUs.
 DIRECT_CLASSES = ("direct", "tiny")
 DIRECT_GROUP = (8, 8)
-# The tiled shape classes' throughput per compute unit relative to the big tile's, and
-# the work-groups of each a compute unit runs at once: dispatch's cost estimate
-# (_tile_cost). Estimates, not measurements: a tuned entry changes the tile, not these.
+# The tiled shape classes' throughput per compute unit relative to the big tile's, the
+# work-groups of each a compute unit runs at once, and a work-group's fixed cost in steps of
+# k (its first slices' loads and C's stores, exposed where few work-groups share a unit):
+# dispatch's cost estimate (_tile_cost). A tuned entry changes the tile, not these. The SIMT
+# classes' are estimates; the tensor-core tiles' fixed costs and the mid tile's throughput
+# fit an H200's times (.device/lowk.py, float32 and float64): 4096 x 64 x 4096 big tile 177
+# / 265 us, mid 122 / 213; 3840 x 256 x 3840 247 / 338, 216 / 293; 3000^3 1247 / 1318,
+# 1312 / 1336 (the big tile's prologue, unhidden at one work-group a unit, is ~220 steps of k).
 GEMM_EFFICIENCY = {
-    "gpu": {"big": (1.0, 1), "medium": (0.6, 2), "small": (0.3, 4), "column": (0.3, 1),
-            "tiny": (0.25, 4), "mma": (1.0, 1), "mma_mid": (0.7, 2)},
-    "cpu": {"big": (1.0, 1), "small": (0.25, 1)},
+    "gpu": {"big": (1.0, 1, 0), "medium": (0.6, 2, 0), "small": (0.3, 4, 0),
+            "column": (0.3, 1, 0), "tiny": (0.25, 4, 0), "mma": (1.0, 1, 220),
+            "mma_mid": (0.8, 2, 100)},
+    "cpu": {"big": (1.0, 1, 0), "small": (0.25, 1, 0)},
 }
 # Products with at most this many outputs and k take "tiny" (where B has unit stride along n).
 TINY_OUTPUTS, TINY_K = 4096, 1024
@@ -290,10 +296,10 @@ def _tiles(ctx, dtype, cls):
 def _tile_cost(units, cls, shape_class, tile, m, n, k, batch=1):
     """The estimated time of a batch of m x n x k products with a tile of `shape_class` on a
     device of `units` compute units: the waves of work-groups they run, GEMM_EFFICIENCY's
-    `per_unit` at once on each, a wave taking their multiply-adds over the class's relative
-    throughput (fewer than per_unit work-groups do not run faster: they hide less
-    latency)."""
-    eff, per_unit = GEMM_EFFICIENCY[cls][shape_class]
+    `per_unit` at once on each, a wave taking their multiply-adds (k plus the class's fixed
+    steps) over the class's relative throughput (fewer than per_unit work-groups do not run
+    faster: they hide less latency)."""
+    eff, per_unit, setup = GEMM_EFFICIENCY[cls][shape_class]
     if shape_class in DIRECT_CLASSES:
         mwg, nwg = tile["mwi"] * DIRECT_GROUP[0], tile["nwi"] * DIRECT_GROUP[1]
     elif "bm" in tile:  # the tensor-core tiles
@@ -302,7 +308,7 @@ def _tile_cost(units, cls, shape_class, tile, m, n, k, batch=1):
         mwg, nwg = tile["mwg"], tile["nwg"]
     groups = -(-m // mwg) * -(-n // nwg) * batch
     waves = -(-groups // (units * per_unit))
-    return waves * per_unit * mwg * nwg * max(k, 1) / eff
+    return waves * per_unit * mwg * nwg * (max(k, 1) + setup) / eff
 
 
 def _tiled_classes(tiles, m, n):
@@ -414,7 +420,8 @@ def _check_mma(ctx, shape_class, p, what):
                             f"MAX_OUTPUTS={MAX_OUTPUTS}")
     try:
         render("gemm_mma.cl.mako", name="gemm_mma", **p, prec=MMA_CLASSES[shape_class],
-               a_mk=True, b_nk=True, vec=1, edge_mn=True, edge_k=True, use_beta=True)
+               a_mk=True, b_nk=True, vec=1, edge_mn=True, edge_vec=True, edge_k=True,
+               use_beta=True)
     except (AssertionError, ValueError, ZeroDivisionError) as e:
         raise ArgumentError(f"{what} {_show(p)}: the template refuses them ({e})") from None
 
@@ -1084,6 +1091,7 @@ def _mma_plan(ctx, a, b, c, use_beta, prec, tile):
               _vector_width(b, 1 if b_nk else 2, tile["bk"] if b_nk else tile["bn"], most))
     params = dict(tile, prec=prec, a_mk=a_mk, b_nk=b_nk, vec=vec,
                   edge_mn=bool(m % tile["bm"] or n % tile["bn"]),
+                  edge_vec=bool((not a_mk and m % vec) or (not b_nk and n % vec)),
                   edge_k=bool(k % tile["bk"]), use_beta=use_beta)
     key = ("gemm_mma", tuple(sorted(params.items())))
     arg_dtypes = [np.int32] * 3 + [c.dtype.type] * 2 + ([None] + [np.int64] * 4) * 3

@@ -91,7 +91,7 @@ def test_template_renders(prec, entry, variant):
     tile = dict(blas.MMA_TILES[prec][entry], copy=copy, stages=3)
     vec = min(vec, 2) if prec == "f64" else vec
     src = render("gemm_mma.cl.mako", name="gemm_mma", **tile, prec=prec, a_mk=a_mk, b_nk=b_nk,
-                 vec=vec, edge_mn=edge, edge_k=edge, use_beta=edge)
+                 vec=vec, edge_mn=edge, edge_vec=edge, edge_k=edge, use_beta=edge)
     types = "f64.f64.f64.f64" if prec == "f64" else "f32.tf32.tf32.f32"
     mma = f"mma.sync.aligned.{tile['shape']}.row.col.{types}"
     assert mma in src and "__kernel" in src
@@ -175,6 +175,35 @@ def test_mma_gemm(ctx, mma, precision, alpha, beta, trans_a, trans_b):
     assert err < _bound(prec, 1e-14 if prec == "f64" else 2e-7, k)
 
 
+@pytest.mark.parametrize("padded", [False, True], ids=["clamped", "ragged"])
+def test_vector_chunks_at_the_edges(ctx, mma, padded):
+    """Operands loaded along m (A transposed) and n in vectors, M and N not multiples of the
+    tile: where M and N are multiples of the vector, chunks past the edge clamp whole and
+    go unchecked (edge_vec off); views of padded arrays whose M and N are not (the vector
+    width coming from their strides) check each chunk (edge_vec on)."""
+    prec, tile = mma
+    dt = DTYPE[prec]
+    vec = 16 // np.dtype(dt).itemsize
+    m, k, n = 2 * tile["bm"] + (1 if padded else vec), 40, 2 * tile["bn"] + (3 if padded else vec)
+    pad = (-m % vec, -n % vec) if padded else (0, 0)
+    at = _data((1, k, m + pad[0]), 12, dt)
+    bp = _data((1, k, n + pad[1]), 13, dt)
+    c = _data((1, m, n), 14, dt)
+    a, b = at[:, :, :m].transpose(0, 2, 1), bp[:, :, :n]
+    A = ga.asarray(at, context=ctx)[:, :, :m].transpose(0, 2, 1)
+    B = ga.asarray(bp, context=ctx)[:, :, :n]
+    C = ga.asarray(c, context=ctx)
+    plan = blas._mma_plan(ctx, A, B, C, True, prec, tile)
+    params = dict(next(key for key, kernel in ctx.kernels.items()
+                       if kernel is plan.launcher)[1])
+    assert (params["vec"], params["edge_mn"], params["edge_vec"]) == (vec, True, padded)
+    got = plan.launch(0.5, A, B, -1.0, C).get()
+    err = _error(got, a, b, c, 0.5, -1.0)
+    simt_err = _error(_simt(ctx, 0.5, a, b, -1.0, c), a, b, c, 0.5, -1.0)
+    print(f"{prec} {m}x{k}x{n} padded={padded}: error {err:.2e}, SIMT {simt_err:.2e}")
+    assert err <= _bound(prec, simt_err, k), (err, simt_err)
+
+
 def test_mma_batched_broadcast(ctx, mma, precision):
     prec, _ = mma
     precision("fp32" if prec == "f64" else prec)
@@ -221,8 +250,9 @@ def test_dispatch_table_takes_tensor_cores(ctx, mma, precision, monkeypatch):
 
 def test_mid_sized_products_take_the_mid_tile(ctx, monkeypatch, request):
     """The tensor-core tile by estimate: the mid tile where the big one leaves most of 132
-    compute units idle (128 to 1024), the big one from 2048 and for big batches; the mid
-    tile only where its own probe passes. Every MMA_MID_TILES entry passes the template."""
+    compute units idle (128 to 1024) and for short k (the big tile's fixed cost unhidden),
+    the big one from 2048 and for batches of 1024; the mid tile only where its own probe
+    passes. Every MMA_MID_TILES entry passes the template."""
     for prec, tiles in blas.MMA_MID_TILES.items():
         shape_class = f"mma_{prec}"
         dt = "float64" if prec == "f64" else "float32"
@@ -235,15 +265,15 @@ def test_mid_sized_products_take_the_mid_tile(ctx, monkeypatch, request):
     passing = {64, 128}  # the tiles (by bm) whose probe passes
     monkeypatch.setattr(blas, "_mma_probe", lambda c, prec, tile: tile["bm"] in passing)
 
-    def bm(side, dtype=np.float32, batch=1):
+    def bm(side, dtype=np.float32, batch=1, k=None):
         c = ga.empty((1, 1, 1), dtype, context=ctx)
-        p = blas.Problem(ctx, "nvidia", {}, c, c, c, batch, side, side, side, False, True)
+        p = blas.Problem(ctx, "nvidia", {}, c, c, c, batch, side, side, k or side, False, True)
         return blas._mma_choice(p)[1]["bm"]
 
     if ctx.fp64:
-        assert bm(256, np.float64) == 64
-    assert bm(128) == bm(256) == bm(1024) == 64
-    assert bm(2048) == bm(4096) == bm(256, batch=64) == 128
+        assert bm(256, np.float64) == bm(4096, np.float64, k=64) == 64
+    assert bm(128) == bm(256) == bm(1024) == bm(4096, k=64) == bm(4096, k=128) == 64
+    assert bm(2048) == bm(4096) == bm(4096, k=512) == bm(1024, batch=8) == 128
     passing.discard(64)
     blas.forget_plans()
     assert bm(256) == 128
@@ -286,8 +316,8 @@ def _local_layout(prec, tile, a_mk, b_nk, swizzle):
     read puts on one bank (32-bit banks; float64 reads go in half-warp phases)."""
     f64 = prec == "f64"
     src = render("gemm_mma.cl.mako", name="k", **dict(tile, swizzle=swizzle), prec=prec,
-                 a_mk=a_mk, b_nk=b_nk, vec=2 if f64 else 4, edge_mn=False, edge_k=False,
-                 use_beta=False)
+                 a_mk=a_mk, b_nk=b_nk, vec=2 if f64 else 4, edge_mn=False, edge_vec=False,
+                 edge_k=False, use_beta=False)
     rows = {op: int(re.search(rf"{op}lm\[\d+\]\[\d+\]\[(\d+)\]", src).group(1)) for op in "AB"}
     setup = [line.strip().removeprefix("const int ").rstrip(";") for line in src.splitlines()
              if re.match(r"\s*const int (wr|[ab]_(kk|mm|nn|lc|sw))", line)]

@@ -29,6 +29,9 @@
 ##               the next slice's first ones between the halves of the slice's last products
 ##   edge_mn     M or N is not a multiple of the tile: loads clamp into the matrix (the
 ##               outputs they feed are not stored), stores are checked
+##   edge_vec    (with edge_mn) M or N is not a multiple of vec along an operand whose
+##               unit-stride index is m or n: its chunks there may cross the edge and are
+##               checked in every slice, else they clamp whole (N - vec), unchecked
 ##   edge_k      K is not a multiple of bk: elements past K load as 0
 ##   use_beta    read C (beta != 0)
 ##   group_m     0: work-group (i, j) computes tile (i, j); g > 0: work-groups run down bands
@@ -115,6 +118,15 @@
 
     a_at = lambda mo, ko: frag_at('Al', 'wr', mo, ko, a_mk)
     b_at = lambda ko, no: frag_at('Bl', 'wc', no, ko, b_nk)
+
+    ragged = edge_mn and edge_vec and vec > 1  # chunks along m or n checked
+
+    def clamped(x, lim):
+        # the first row (column) of a chunk along m (n) of vec elements: past the edge it
+        # clamps to the last whole chunk, unless the chunks there are checked (ragged)
+        if not edge_mn or ragged:
+            return x
+        return f'min({x}, {lim} - {vec})'
 
     def local_col(op, r):
         # column in local memory of chunk r of operand op ('a' or 'b'), a C expression
@@ -220,7 +232,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
     const int a_mv${r} = ${f'min(bm0 + a_mm{r}, M - 1)' if edge_mn else f'bm0 + a_mm{r}'};
 % else:
     const int a_mm${r} = (tid + ${r * threads}) % ${bm // vec} * ${vec}, a_kk${r} = (tid + ${r * threads}) / ${bm // vec};
-    const int a_mv${r} = ${f'min(bm0 + a_mm{r}, M - 1)' if edge_mn and vec == 1 else f'bm0 + a_mm{r}'};
+    const int a_mv${r} = ${clamped('bm0 + a_mm%d' % r, 'M')};
 % endif
     const long a_at${r} = a_mv${r} * a_sm + a_kk${r} * a_sk;
     const int a_lc${r} = ${local_col('a', r)};
@@ -231,7 +243,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
     const int b_nv${r} = ${f'min(bn0 + b_nn{r}, N - 1)' if edge_mn else f'bn0 + b_nn{r}'};
 % else:
     const int b_nn${r} = (tid + ${r * threads}) % ${bn // vec} * ${vec}, b_kk${r} = (tid + ${r * threads}) / ${bn // vec};
-    const int b_nv${r} = ${f'min(bn0 + b_nn{r}, N - 1)' if edge_mn and vec == 1 else f'bn0 + b_nn{r}'};
+    const int b_nv${r} = ${clamped('bn0 + b_nn%d' % r, 'N')};
 % endif
     const long b_at${r} = b_kk${r} * b_sk + b_nv${r} * b_sn;
     const int b_lc${r} = ${local_col('b', r)};
@@ -245,7 +257,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
     conds = []
     if edge_k:
         conds.append(f'{k0} + {op}_kk{r} + {vec if mk else 1} <= K')
-    if edge_mn and not mk and vec > 1:
+    if ragged and not mk:
         conds.append(f'{x0} + {op}_{x}{r} + {vec} <= {lim}')
 %>${' && '.join(conds) or '1'}</%def>
 % if copy == 'regs':
@@ -277,7 +289,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
         ok = f'{k0} + {op}_kk{r} + {e} < K' if edge_k else '1'
     else:
         ok = ' && '.join(([f'{k0} + {op}_kk{r} < K'] if edge_k else [])
-                         + ([f'{x0} + {op}_{x}{r} + {e} < {lim}'] if edge_mn else [])) or '1'
+                         + ([f'{x0} + {op}_{x}{r} + {e} < {lim}'] if ragged else [])) or '1'
 %>\
                     r${op}${r}.s${e} = ${ok} ? ${base}[at + ${e} * ${s_fast}] : 0;
 % endfor
@@ -325,7 +337,7 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
     if mk:  # the chunk runs along k
         n_ok = f'clamp(K - ({k0} + {op}_kk{{r}}), 0, {vec})' if edge_k else str(vec)
     else:   # along m or n; the whole chunk is past K or not
-        n_ok = (f'clamp({lim} - ({x0} + {op}_{x}{{r}}), 0, {vec})' if edge_mn else str(vec))
+        n_ok = (f'clamp({lim} - ({x0} + {op}_{x}{{r}}), 0, {vec})' if ragged else str(vec))
         if edge_k:
             n_ok = f'({k0} + {op}_kk{{r}} < K ? {n_ok} : 0)'
 %>\
