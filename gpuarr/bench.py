@@ -567,6 +567,11 @@ ALL3 = ("numpy", "gpuarr", "cupy")
 _MATMUL = op(lambda xp, a: a @ a)
 
 
+def _rank_n(k):
+    """The side of the rank-k GEMM case's output: 4096 (256 at the tiny sizes, k < 64)."""
+    return 4096 if k >= 64 else 256
+
+
 def _square_matmul(dtype, full, host_max, rtol, extra=None):
     """GEMM case: a @ a for n x n matrices of dtype (full: the full size class's cpu and gpu
     sizes), beside CLBlast (and `extra` backends); the check compares the first 64 rows
@@ -700,6 +705,21 @@ CASES = [
                     "gpuarr:tf32": _with_flags(_MATMUL, _mma("tf32"), 1e-2,
                                                gemm_precision="tf32")}),
     _square_matmul(np.float64, ([256, 1024], [1024, 2048, 4096, 8192]), 2048, 1e-10),
+    # sides that are not multiples of the tiles (the edge tiles' loads), and the rank-k
+    # updates of a blocked factorization (short k, large outputs)
+    *(Case("gemm", "matmul ragged square", "n", _sizes([67], ([1000], [1000, 3000]),
+                                                     ([1000], [1000, 3000])),
+           lambda n, dt=dt: (_floats(0, n, n).astype(dt),), {ALL3: _MATMUL},
+           lambda n: 2 * n**3, "FLOP", label=lambda n, dt=dt: f"{n}x{n} {dt}", ref="best",
+           host_max=1000, want=lambda a: a[:64] @ a, view=lambda c: c[:64],
+           rtol=1e-4 if dt == "float32" else 1e-10) for dt in ("float32", "float64")),
+    *(Case("gemm", "matmul rank-k (n x k) @ (k x n)", "k", _sizes([16], [64, 256], [64, 256]),
+           lambda k, dt=dt: (_floats(0, _rank_n(k), k).astype(dt),
+                             _floats(0, k, _rank_n(k), seed=1).astype(dt)),
+           {ALL3: op(lambda xp, a, b: a @ b)}, lambda k: 2 * _rank_n(k) ** 2 * k, "FLOP",
+           label=lambda k, dt=dt: f"n={_rank_n(k)} k={k} {dt}", ref="best",
+           want=lambda a, b: a[:64] @ b, view=lambda c: c[:64],
+           rtol=1e-4 if dt == "float32" else 1e-10) for dt in ("float32", "float64")),
     Case("gemm", "matmul tall-skinny (m x 64) @ (64 x 64)", "m",
          _sizes([1000], ([1 << 16], [1 << 20]), ([1 << 18], [1 << 22])),
          lambda m: (_floats(0, m, 64), _floats(0, 64, 64, seed=1)),
