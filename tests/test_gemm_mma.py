@@ -218,20 +218,27 @@ def test_mma_batched_broadcast(ctx, mma, precision):
 
 def test_dispatch_table_takes_tensor_cores(ctx, mma, precision, monkeypatch):
     """Where the probe passed, the dispatch table takes products from the tile up to the
-    tensor cores, batches of two levels as one (copied), smaller products elsewhere; a
-    repeated product runs its kept plan."""
+    tensor cores, batches of two levels as one (copied, or as views for smaller products:
+    broadcast ones stay on the portable kernels' two levels), smaller products elsewhere;
+    a repeated product runs its kept plan."""
     prec, tile = mma
     precision("auto" if prec == "f64" else prec)
     dt = DTYPE[prec]
 
-    def family(m, n, batch=1, levels=1):
+    def family(m, n, batch=1, levels=1, broadcast=True):
         a = ga.zeros((batch, m, 40), dt, context=ctx)
         b = ga.zeros((batch if levels == 1 else 1, 40, n), dt, context=ctx)
         c = ga.empty((batch, m, n) if levels == 1 else (batch, 2, m, n), dt, context=ctx)
-        if levels == 2:  # (batch, 1, m, k) @ (1, 2, k, n)
+        if levels == 2 and broadcast:  # (batch, 1, m, k) @ (1, 2, k, n)
             a = ga.broadcast_to(a[:, None], (batch, 2, m, 40))
             b = ga.broadcast_to(b[None], (batch, 2, 40, n))
+        elif levels == 2:
+            a = ga.zeros((batch, 2, m, 40), dt, context=ctx)
+            b = ga.zeros((batch, 2, 40, n), dt, context=ctx)
         return blas._choose(ctx, a, b, c, False)[0].name
+
+    assert family(64, 64, batch=1024, levels=2) not in ("flatten", "mma")
+    assert family(64, 64, batch=1024, levels=2, broadcast=False) == "flatten"
 
     assert family(tile["bm"], tile["bn"]) == family(4096, 4096) == "mma"
     assert family(tile["bm"], tile["bn"], batch=3) == "mma"
