@@ -220,15 +220,16 @@ def _local_sizes(ctx, dtype):
 
 
 def _kernel(ctx, name, dtype):
-    ls = LOCAL[device_class(ctx)]
+    cls = device_class(ctx)
+    ls = LOCAL[cls]
     sizes = _local_sizes(ctx, dtype)
-    key = ("linalg", name, dtype, ls, LEAF_STEP, sizes)
+    key = ("linalg", name, dtype, cls, ls, LEAF_STEP, sizes)
     kernel = ctx.kernels.get(key)
-    if kernel is None:  # one program per dtype holds every kernel: one build
+    if kernel is None:  # one program per dtype and device class holds its kernels: one build
         nb, tb, cb, pc, sc = sizes
         program = get_program(ctx, key[:1] + key[2:], "linalg.cl.mako", dtype=dtype.name,
                               ls=ls, nb=nb, tb=tb, cb=cb, kb=LEAF_STEP, pc=pc, swaps=SWAPS,
-                              sc=sc)
+                              sc=sc, gpu=cls == "gpu")
         kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel, ls
 

@@ -93,7 +93,8 @@ def pytest_collection_modifyitems(config, items):
                                        "takes minutes over them): CI runs these on PoCL")
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
-        if any(w in item.name for w in _GPU_PATH_WORDS) or fixtures & _GPU_PATH_FIXTURES:
+        name = item.name.replace("gpuarr", "")  # (gpuarr, gpuarray: not a GPU path)
+        if any(w in name for w in _GPU_PATH_WORDS) or fixtures & _GPU_PATH_FIXTURES:
             item.add_marker("gpu_paths")
             if intel_cpu:
                 item.add_marker(skip_gpu)

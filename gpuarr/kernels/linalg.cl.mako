@@ -6,7 +6,9 @@
 ## kernel, of one shape: rpt, lw, pw, ch, unroll), 'getrf_grid' or 'geqrf_grid' (pw, rw, warp),
 ## 'trsm_grid' (pw, rc, lc); main: nb (potrf_leaf's largest n), tb and cb (trsm_tile's
 ## largest n, and columns a work-group), kb (potrf_leaf's columns and trsm_tile's rows a
-## step), pc (potrf_panel's columns of b a work-group).
+## step), pc (potrf_panel's columns of b a work-group), gpu (False: without the work-group
+## kernels potrf_leaf, potrf_panel, tril_blocks, laswp_group and trsm_tile, which CPUs never
+## run; Intel's CPU compiler took 35 s over a complex128 program with them, 1.2 s without).
 ## Every matrix argument is (pointer, offset, batch stride, row stride, column stride) in
 ## elements; sizes, flags and offsets are arguments, so one build serves every shape.
 ## Defines (part 'main'):
@@ -83,7 +85,7 @@
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
             unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4, pc=32, jb=16,
             tc=64, swaps=64, sc=32, fence=None,
-            acqrel=False"/>\
+            acqrel=False, gpu=True"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -297,6 +299,7 @@ inline int first_from(const int start, const int step, const int lo)
 % endif
         }
 </%def>\
+% if gpu:
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void potrf_leaf(const int n, const int base, const int want_w, MAT(a), MAT(l), MAT(w),
                 __global int *info)
@@ -345,6 +348,7 @@ ${chol_in_local(None)}\
             AT(w, i, jc) = x;
         }
 }
+% endif
 
 __kernel void potrf1(const int count, const int n, const int base, const int want_w, MAT(a),
                      MAT(l), MAT(w), __global int *info)
@@ -553,6 +557,7 @@ __kernel void laswp(const int rows_base, const int npiv, const int ncols, const 
     }
 }
 
+% if gpu:
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void laswp_group(const int rows_base, const int npiv, const int ncols, const int reverse,
                  const int skip0, const int skip1, MAT(a), __global const int *piv,
@@ -604,6 +609,7 @@ void laswp_group(const int rows_base, const int npiv, const int ncols, const int
             AT(a, row[t], j0 < skip0 ? j0 : j0 + (skip1 - skip0)) = vals[e];
     }
 }
+% endif
 
 __kernel void pivots_to_perm(const int count, const int n, const int reverse,
                              __global const int *piv, const long piv_off, const long piv_sb,
@@ -639,6 +645,7 @@ __kernel void gather(const int rows, const int cols, const int by_cols, MAT(x),
     AT(y, i, j) = by_cols ? AT(x, i, src) : AT(x, src, j);
 }
 
+% if gpu:
 __kernel void tril_blocks(const int n, const int nb, MAT(a), MAT(d))
 {
     /* a's strict upper triangle zeroed, its diagonal blocks' lower triangles from d (rows
@@ -653,6 +660,7 @@ __kernel void tril_blocks(const int n, const int nb, MAT(a), MAT(d))
     else if (i / nb == jj / nb)
         AT(a, i, jj) = AT(d, i, jj % nb);
 }
+% endif
 
 __kernel void trsm(const int n, const int nrhs, const int lower, const int unit,
                    const int conj_t, const int ident, MAT(t), MAT(b))
@@ -728,6 +736,7 @@ __kernel void trsm(const int n, const int nrhs, const int lower, const int unit,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 </%def>\
+% if gpu:
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void trsm_tile(const int n, const int nrhs, const int lower, const int unit, const int conj_t,
                const int ident, MAT(t), MAT(b), const int use_dg, __global const T *dg,
@@ -767,7 +776,9 @@ ${columns_store(tb, max(1, ls // cb))}\
     barrier(CLK_LOCAL_MEM_FENCE);
 ${solve_steps(lambda q, k: 'tp[(%s) * (%s + 1) / 2 + %s]' % (q, q, k), 'dinv', tb, max(1, ls // cb))}\
 }
+% endif
 
+% if gpu:
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void potrf_panel(const int n, const int m, const int base, MAT(a), MAT(l), MAT(b),
                  __global int *info)
@@ -795,6 +806,7 @@ ${columns_store(nb, max(1, ls // pc))}\
     barrier(CLK_LOCAL_MEM_FENCE);
 ${solve_steps(lambda q, k: 'CONJ(s[%s][%s])' % (q, k), 'rdg', nb, max(1, ls // pc))}\
 }
+% endif
 
 __kernel void syevj1(const int count, const int n, const int upper, MAT(a), MAT(v),
                      __global R *w, const long w_off, const long w_sb)
