@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import clblast, config, dtypes, elemwise, tuning
-from .base import ArrayBase, broadcast_to, check_same_context, empty, to_device
+from .base import ArrayBase, _nocopy_reshape, broadcast_to, check_same_context, empty, to_device
 from .errors import ArgumentError, ArgumentTypeError, ShapeError, UnsupportedError
 from .kernels import get_kernel, render
 from .launch import enqueue
@@ -881,13 +881,9 @@ def _flatten_cost(p):
     big = _mma_tile(p.ctx, _mma_precision(p.c.dtype))
     if p.m >= big["bm"] and p.n >= big["bn"]:
         return 0
-    return 0 if all(_levels_collapse(x) for x in (p.a, p.b, p.c)) else _LAST_RESORT
-
-
-def _levels_collapse(x):
-    """Whether the two batch levels of the 4-d `x` make one without a copy."""
-    outer, inner = x.shape[:2]
-    return outer == 1 or inner == 1 or x.strides[0] == inner * x.strides[1]
+    views = all(_nocopy_reshape(x.shape, x.strides, (x.shape[0] * x.shape[1], *x.shape[2:]))
+                is not None for x in (p.a, p.b, p.c))
+    return 0 if views else _LAST_RESORT
 
 
 def _gemv(p):
