@@ -1,7 +1,8 @@
 """Print the name (cl<p>:<d>) of the first usable device of one CPU driver, for CI's runs of
 the suite on each: `pip-pocl` (pocl-binary-distribution, inside pyopencl's package),
 `system-pocl` (a PoCL installed outside Python, e.g. apt's pocl-opencl-icd) or `intel`
-(Intel's CPU runtime). With none usable, print why on stderr and exit 1."""
+(Intel's CPU runtime); `default`: the default device (the tests' device when
+GPUARR_TEST_DEVICE is unset). With none usable, print why on stderr and exit 1."""
 
 import os
 import sys
@@ -14,7 +15,8 @@ os.environ.setdefault("POCL_DEVICES", "pthread pthread")
 import pyopencl
 
 import gpuarr as ga
-from gpuarr import probe
+from gpuarr import context, probe
+from gpuarr.errors import DeviceNotFound
 
 PIP_PACKAGE = os.path.realpath(os.path.dirname(pyopencl.__file__))
 
@@ -29,6 +31,13 @@ def kind_of(device):
 
 
 def main(kind):
+    if kind == "default":
+        try:
+            print(context.auto_device().name)
+            return 0
+        except DeviceNotFound as e:
+            print(e, file=sys.stderr)
+            return 1
     devices = [d for d in ga.list_devices() if kind_of(d) == kind]
     usable = [d for d in devices if d.usable]
     if usable:

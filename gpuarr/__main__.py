@@ -3,14 +3,15 @@
 | bench [--quick] [--device DEV] [--json OUT] [--markdown OUT] [--plot OUT.png] ..."""
 
 import argparse
+import contextlib
 import sys
 import time
 
 import numpy as np
 
 from . import bench, config
-from .context import get_context, list_devices
-from .errors import GpuArrayError
+from .context import auto_device, get_context, list_devices
+from .errors import DeviceNotFound, GpuArrayError
 from .warmup import DTYPES, warmup
 
 __all__ = ["check", "info", "main", "print_caches", "tune", "warm"]
@@ -36,7 +37,10 @@ def info():
         elif d.advice:
             print(f"note: {d.name} is slow: {d.advice}")
     flags = config.flags
-    auto = "auto (first GPU, else first usable device)"
+    auto = "auto: first GPU, else Intel's CPU runtime, else first usable device"
+    if not flags.device:
+        with contextlib.suppress(DeviceNotFound):
+            auto = f"{auto_device().name} ({auto})"
     print(f"\ndefault device (flag device): {flags.device or auto}")
     for name, dev in flags.contexts.items():
         print(f"context {name} -> {dev}")

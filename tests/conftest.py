@@ -31,12 +31,13 @@ USABLE = [d for d in ga.list_devices() if d.usable]
 # Why the tests that need a device skip, when none is usable: one line, said once.
 NO_DEVICE = ""
 try:
-    # GPUARR_TEST_DEVICE (e.g. cl:nvidia) puts that device first: the `ctx` fixture uses it.
+    # The `ctx` fixture's device, first: GPUARR_TEST_DEVICE (e.g. cl:nvidia), else the
+    # default device (which raises, saying why, where none is usable).
     if os.environ.get("GPUARR_TEST_DEVICE"):
         _first = context._usable_device(context.find_device(os.environ["GPUARR_TEST_DEVICE"]))
-        USABLE = [_first] + [d for d in USABLE if d.name != _first.name]
-    elif not USABLE:
-        context._fallback_device()  # raises, saying why no device is usable
+    else:
+        _first = context.auto_device()
+    USABLE = [_first] + [d for d in USABLE if d.name != _first.name]
 except DeviceNotFound as e:
     USABLE, NO_DEVICE = [], f"gpuarr tests skip: {e}"
 

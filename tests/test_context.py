@@ -1,5 +1,6 @@
 """Devices, named contexts, fallback, memory, transfers between devices, and the CLI."""
 
+import dataclasses
 import gc
 import os
 import re
@@ -29,11 +30,31 @@ UNUSABLE = [d for d in ga.list_devices() if not d.usable]
 QUIET = "print_active_device=False"
 
 
-def fallback_device():
-    """The device the flags fall back to: the first usable GPU, else the first usable device."""
-    usable = [d for d in ga.list_devices() if d.usable]
-    return next((d for d in usable if d.is_gpu), usable[0])
+def fallback_device(devices=None):
+    """The device the flags fall back to: the first usable GPU, else the first usable device
+    of Intel's CPU runtime, else the first usable device."""
+    usable = [d for d in (ga.list_devices() if devices is None else devices) if d.usable]
+    return next((d for d in usable if d.is_gpu), None) or next(
+        (d for d in usable if d.platform.startswith("Intel(R) OpenCL")), usable[0])
 
+
+
+@pytest.mark.parametrize("order", ["pocl intel", "intel pocl", "pocl card intel", "pocl",
+                                   "intel- pocl", "pocl- intel- card"])
+def test_default_device_prefers_graphics_cards_then_intels_cpu_runtime(monkeypatch, order):
+    """GPUs first, then Intel's CPU runtime (faster than PoCL, docs/cpu_devices.md), else the
+    platforms' order; unusable ones (marked -) never."""
+    base = ga.list_devices()[0]
+    kinds = {"pocl": ("Portable Computing Language", "CPU"), "intel": ("Intel(R) OpenCL", "CPU"),
+             "card": ("NVIDIA CUDA", "GPU")}  # (no "gpu" in test ids: conftest's gpu_paths)
+    devices = [dataclasses.replace(base, name=f"cl{i}:0", platform=kinds[k.rstrip("-")][0],
+                                   type=kinds[k.rstrip("-")][1], usable=not k.endswith("-"))
+               for i, k in enumerate(order.split())]
+    monkeypatch.setattr(context, "list_devices", lambda: devices)
+    want = {"pocl intel": 1, "intel pocl": 0, "pocl card intel": 1, "pocl": 0, "intel- pocl": 1,
+            "pocl- intel- card": 2}[order]
+    assert context.auto_device() is devices[want]
+    assert fallback_device(devices) is devices[want]
 
 def two_usable():
     if len(USABLE) < 2:
