@@ -66,21 +66,22 @@ _VALID = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`)
 class _Program:
     """The indexing kernels of a context for one index type (one build serves all)."""
 
-    def __init__(self, ctx, index_t, local):
-        self.local = local
+    def __init__(self, ctx, index_t, local, sequential):
+        self.local, self.sequential = local, sequential
         self.take_local = ctx.local_size if ctx.device.is_gpu else 64
         self.itype = np.dtype(np.int32 if index_t == "int" else np.int64)
         program = build(ctx, render("indexing.cl.mako", index_t=index_t, local_size=local,
-                                    sizes=tuple(_ITEMS.items()), count_items=16))
+                                    sizes=tuple(_ITEMS.items()), count_items=16,
+                                    sequential=sequential))
         it, i32, u64 = self.itype.type, np.int32, np.uint64
-        self.take, self.write, self.seq = {}, {}, {}
+        self.take, self.write = {}, {}  # write: ga_mask_seq or ga_mask_write by itemsize
+        write = "ga_mask_seq" if sequential else "ga_mask_write"
         for s in _ITEMS:
             self.take[s] = Launcher(getattr(program, f"ga_take_{s}"),
                                     [it, it, i32, i32, None, it, None, it, None, None, None])
-            for table, name in ((self.write, "ga_mask_write"), (self.seq, "ga_mask_seq")):
-                table[s] = Launcher(getattr(program, f"{name}_{s}"),
-                                    [it, it, i32, None, it, i32, u64, None, None, it, None,
-                                     None, it, it])
+            self.write[s] = Launcher(getattr(program, f"{write}_{s}"),
+                                     [it, it, i32, None, it, i32, u64, None, None, it, None,
+                                      None, it, it])
         self.count = Launcher(program.ga_mask_count, [it, it, None, it, i32, u64, None])
         self.scan = Launcher(program.ga_mask_scan, [it, None])
 
@@ -109,11 +110,11 @@ def take_run(ctx):
 
 def _program(ctx, wide):
     index_t = "long" if wide else "int"
-    local = mask_local_size(ctx)
-    key = ("indexing", index_t, local)
+    local, sequential = mask_local_size(ctx), mask_sequential(ctx)
+    key = ("indexing", index_t, local, sequential)
     prog = ctx.kernels.get(key)
     if prog is None:
-        prog = ctx.kernels[key] = _Program(ctx, index_t, local)
+        prog = ctx.kernels[key] = _Program(ctx, index_t, local, sequential)
     return prog
 
 
@@ -447,10 +448,8 @@ def _mask_write(prog, direction, mask, counts, groups, chunk, data, prm, dense, 
             dense.storage, dense.offset // dense.itemsize, dense_step)
     reads = [mask, counts, params, dense if direction == 1 else data]
     writes = [data if direction == 1 else dense]
-    if mask_sequential(ctx):
-        _enqueue(ctx, prog.seq[s], groups, 1, args, reads, writes)
-    else:
-        _enqueue(ctx, prog.write[s], groups * prog.local, prog.local, args, reads, writes)
+    local = 1 if prog.sequential else prog.local
+    _enqueue(ctx, prog.write[s], groups * local, local, args, reads, writes)
 
 
 def _layout_wide(*arrays):

@@ -8,6 +8,7 @@
 ##                consecutive mask positions a work-item owns in a tile of L * items
 ##                (8 or 16); itemsize 8 also writes nonzero's coordinates
 ##   count_items  mask positions a work-item reads per step in ga_mask_count (8 or 16)
+##   sequential   the mask pass that writes as ga_mask_seq (CPUs) rather than ga_mask_write
 ## Defines, for each itemsize s:
 ##   ga_take_<s>(items, run, dir, mode, data, data_off, dense, dense_off, idx, prm, flag)
 ##       for each element o of the result, dir 0: dense[o] = data[addr(o)], dir 1:
@@ -283,6 +284,7 @@ __kernel void ga_take_${s}(${S} items, ${S} run, const int dir, const int mode,
     }
 }
 
+% if not sequential:
 __kernel void ga_mask_write_${s}(${S} n, ${S} chunk, const int dir,
                                 __global const uchar *mask, ${S} mask_off,
                                 const int msize, const ulong mag,
@@ -359,6 +361,7 @@ ${group_scan('        ')}\
         running += total;
     }
 }
+% else:
 
 __kernel void ga_mask_seq_${s}(${S} n, ${S} chunk, const int dir,
                               __global const uchar *mask, ${S} mask_off,
@@ -396,5 +399,6 @@ ${load_bits('bits', 16, '        ')}\
         }
     }
 }
+% endif
 
 % endfor
