@@ -91,8 +91,15 @@ def _program(ctx, key):
     memory of all a program's kernels together), real 'float' or 'double'."""
     name, real, nmax = key
     program = get_program(ctx, key, "fft.cl.mako", real=real, radices=(1, *RADICES),
-                          nmax=nmax, rows_pow2=name == "fft-rows-pow2", block=None)
+                          nmax=nmax, rows_pow2=name == "fft-rows-pow2", block=None,
+                          scalar_radix=_scalar_radix(ctx))
     return program, [*_ARG_TYPES, np.float32 if real == "float" else np.float64]
+
+
+def _scalar_radix(ctx):
+    """Whether fft_radix<R> runs a work-item a lane (Intel's CPU runtime, whose vectors of
+    work-items gather their strided loads): 1.1-2.1x faster on a 2-core Zen 3 (docs/fft.md)."""
+    return not ctx.device.is_gpu and "cl_intel_vec_len_hint" in ctx.device.cl_device.extensions
 
 
 def _kernels(ctx, real):
@@ -208,7 +215,8 @@ def _block_kernel(ctx, real, size, radices, group, threads, layout):
                         layout),
                     n=size, radices=radices, threads=threads, group=group)
         program = get_program(ctx, key, "fft.cl.mako", real=real, radices=(), nmax=0,
-                              rows_pow2=False, block=tuple(sorted(spec.items())))
+                              rows_pow2=False, block=tuple(sorted(spec.items())),
+                              scalar_radix=False)
         found = kernel_from(ctx, key, program, "fft_block",
                             [*_BLOCK_TYPES, np.float32 if real == "float" else np.float64])
     return found

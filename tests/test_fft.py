@@ -9,6 +9,7 @@ Accuracy is the relative L2 error against a float64 (or long double) reference, 
 
 import dataclasses
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ import gpuarr as ga
 from gpuarr import errors as E
 from gpuarr import fft as gfft
 from gpuarr.caches import Cache
+from gpuarr.kernels import render
 
 FP64 = USABLE[0].fp64
 needs_fp64 = pytest.mark.skipif(not FP64, reason="the device has no float64")
@@ -552,3 +554,18 @@ def test_plans_cached_and_one_program(ctx, monkeypatch):
     assert ("fft", 48, "float") in ctx.plans
     programs = [k for k in ctx.programs if isinstance(k, tuple) and k[:2] == ("fft", "float")]
     assert len(programs) == 1  # one program per precision serves every length
+
+
+def test_radix_passes_a_work_item_a_lane_on_intels_cpu_runtime(ctx):
+    """Intel's CPU compiler is asked not to vectorise the radix passes across work-items
+    (their strided loads became gathers: half PoCL's speed); other devices get no hint."""
+    intel = ctx.device.platform.startswith("Intel(R) OpenCL") and not ctx.device.is_gpu
+    assert gfft._scalar_radix(ctx) == intel
+    for scalar in (False, True):
+        src = render("fft.cl.mako", real="float", radices=(1, 16), nmax=64, rows_pow2=False,
+                     block=None, scalar_radix=scalar)
+        hinted = re.findall(r"__kernel __attribute__\(\(intel_vec_len_hint\(1\)\)\)\s*void (\w+)",
+                            src)
+        assert hinted == (["fft_radix1", "fft_radix16"] if scalar else [])
+    x = dev(ctx, cdata((3, 4096)))  # (the hinted build computes what numpy does)
+    check_accuracy(gfft.fft(x).get(), x.get(), np.fft.fft)

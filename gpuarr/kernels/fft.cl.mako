@@ -7,6 +7,9 @@
 ##             local memory)
 ##   rows_pow2 True: the program is fft_rows_pow2 alone (GPUs: fft_rows for lengths of
 ##             radices 2, 4, 8 and 16, buffers padded by one element in 16); False: the rest
+##   scalar_radix  True: fft_radix<R> asks Intel's CPU compiler (cl_intel_vec_len_hint) not to
+##             run work-items in vector lanes: each work-item's R loads lie n elements
+##             apart, so the lanes' loads become gathers (2^20 complex64: 36 -> 21 ms)
 ##   block     None, or the program is fft_block alone, a kernel built for one row length:
 ##             the (name, value) pairs of n, radices, threads, group, in_swap, out_swap,
 ##             twist, vec_in, vec_out, pre, post (see block_kernel below)
@@ -173,7 +176,8 @@ inline void fft_store(__global ${T} *y, long a, long d, uint flags, ${T} scale, 
 <% lines, outs = butterfly(R, T) %>
 // One pass of radix ${R}: u[j] = x[i + j*n] times the twiddles exp(-2 pi i j k / (p R)),
 // k = i mod p (tab[toff + k*(R-1) + j-1]), its DFT to y[(i - k)*R + k + j*p].
-__kernel void fft_radix${R}(FFT_ARGS)
+__kernel ${'__attribute__((intel_vec_len_hint(1)))' if scalar_radix else ''}\
+void fft_radix${R}(FFT_ARGS)
 {
     FFT_IDS
 % for j in range(R):
