@@ -334,8 +334,11 @@ class Context:
         # numpy's float32 division and sqrt are correctly rounded; OpenCL's need asking.
         exact = d.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
         self.build_options = ("-cl-fp32-correctly-rounded-divide-sqrt",) if exact else ()
-        if _is_pocl(info.platform) and not info.is_gpu:  # ufunc_helpers' own logarithms
-            self.build_options += ("-DGA_OWN_LOG",)
+        if _is_pocl(info.platform):
+            # -w: PoCL's compiler prints "N warnings generated." on stderr, which gpuarr's
+            # builds otherwise keep quiet (AVX2 ABI notes on 16-wide vectors); -DGA_OWN_LOG:
+            # ufunc_helpers' own logarithms (CPUs)
+            self.build_options += ("-w",) if info.is_gpu else ("-w", "-DGA_OWN_LOG")
         self._arena = None
         self._pool = None
         self._allocator = cl_tools.ImmediateAllocator(self.queue)

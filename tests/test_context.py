@@ -812,6 +812,19 @@ def test_cli_info():
             assert f"{d.name} is unusable" in r.stdout
 
 
+def test_first_builds_keep_stderr_quiet(ctx, tmp_path):
+    """Kernels built cold print nothing on stderr: PoCL's compiler counts its warnings there
+    ("13 warnings generated.": AVX2 ABI notes on 16-wide vectors) unless built with -w."""
+    code = ("import numpy as np, gpuarr as ga; a = ga.asarray(np.ones((256, 256), np.float32));"
+            " (a @ a).get(); ga.exp(a).get(); a.sum().get()")
+    env = dict(os.environ, PYOPENCL_NO_CACHE="1", POCL_CACHE_DIR=str(tmp_path),
+               GPUARR_FLAGS=f"device={ctx.devname},print_active_device=False")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "warnings generated" not in r.stderr and "warning:" not in r.stderr, r.stderr
+
+
 def test_cli_info_shows_contexts_flag():
     env = dict(os.environ, GPUARR_FLAGS="contexts=dev0->cl0:0;dev1->cl0:1,floatX=float64",
                GPUARRRC=os.devnull)

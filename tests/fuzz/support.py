@@ -47,7 +47,8 @@ def ulp_bound(name, dtype, ctx):
     """Allowed ULP distance from numpy for ufunc `name` on float `dtype` (see the module)."""
     if name in TRANSCENDENTAL_ULP:
         return TRANSCENDENTAL_ULP[name] + _NUMPY_ULP
-    if name in ("true_divide", "sqrt") and not ctx.build_options and dtype == "float32":
+    exact = "-cl-fp32-correctly-rounded-divide-sqrt" in ctx.build_options
+    if name in ("true_divide", "sqrt") and not exact and dtype == "float32":
         return 3 + _NUMPY_ULP
     return 0
 
