@@ -542,8 +542,8 @@ class Info:
         return caps
 
     def default_device(self):
-        """The default context (flag `device`; else the first GPU, else the first usable
-        device)."""
+        """The default context (flag `device`; else the first GPU, else Intel's CPU
+        runtime, else the first usable device)."""
         return get_context()
 
     def default_dtypes(self, *, device=None):

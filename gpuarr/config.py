@@ -184,7 +184,8 @@ _PATH = "a directory path, or empty for the default"
 FLAGS = {
     "device": Flag("", _parse_device_flag,
                    "default context: cl<p>:<d>, cl:<text>, or cpu (no device); "
-                   "empty picks the first GPU, else the first usable device",
+                   "empty picks the first GPU, else Intel's CPU runtime, else the first usable "
+                   "device",
                    "empty, cl<platform>:<device> (e.g. cl0:0), cl:<text> (e.g. cl:nvidia) "
                    "or cpu"),
     "contexts": Flag({}, _parse_contexts, "named contexts: dev0->cl0:0;dev1->cl0:1",

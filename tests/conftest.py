@@ -213,7 +213,7 @@ def where(request):
 
 @pytest.fixture(scope="session")
 def ctx():
-    """The first usable device's context."""
+    """The context of the first of USABLE: GPUARR_TEST_DEVICE, else the default device."""
     return ga.init(USABLE[0].name)
 
 
