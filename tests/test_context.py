@@ -38,7 +38,6 @@ def fallback_device(devices=None):
         (d for d in usable if d.platform.startswith("Intel(R) OpenCL")), usable[0])
 
 
-
 @pytest.mark.parametrize("order", ["pocl intel", "intel pocl", "pocl card intel", "pocl",
                                    "intel- pocl", "pocl- intel- card"])
 def test_default_device_prefers_graphics_cards_then_intels_cpu_runtime(monkeypatch, order):
@@ -55,6 +54,7 @@ def test_default_device_prefers_graphics_cards_then_intels_cpu_runtime(monkeypat
             "pocl- intel- card": 2}[order]
     assert context.auto_device() is devices[want]
     assert fallback_device(devices) is devices[want]
+
 
 def two_usable():
     if len(USABLE) < 2:
