@@ -25,7 +25,7 @@ from . import blas
 from .base import empty, to_device, zeros
 from .errors import DeviceTimeout
 from .kernels import get_program, kernel_from
-from .kernels.cltypes import device_acqrel, device_fence
+from .kernels.cltypes import device_acqrel, device_fence, device_redux
 from .launch import enqueue
 from .reduction import device_class
 from .ufuncs import UFUNCS
@@ -316,7 +316,8 @@ def _grid_kernel(ctx, name, dtype, **shape):
         program = get_program(ctx, key, "linalg.cl.mako", dtype=dtype.name,
                               ls=GRID_LOCAL[name], part=name,
                               fence=device_fence(ctx.device.nv_capability),
-                              acqrel=device_acqrel(ctx.device.nv_capability), **shape)
+                              acqrel=device_acqrel(ctx.device.nv_capability),
+                              redux=device_redux(ctx.device.nv_capability), **shape)
         kernel = kernel_from(ctx, key, program, name, _TYPES[name])
     return kernel
 

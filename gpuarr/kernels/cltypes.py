@@ -76,3 +76,9 @@ def device_acqrel(nv_capability):
     """Whether PTX's release and acquire operations at the GPU's scope are there (NVIDIA from
     compute capability 7): one ordered atomic or load in place of a fence and a plain one."""
     return nv_capability is not None and nv_capability >= (7, 0)
+
+
+def device_redux(nv_capability):
+    """Whether PTX's warp reductions (redux.sync) are there: NVIDIA from compute
+    capability 8."""
+    return nv_capability is not None and nv_capability >= (8, 0)

@@ -71,7 +71,8 @@
 ## barrier gave up (the groups did not all run at once), nothing computed:
 ##   getrf_grid(m, w, base, nsync, at, a..., piv, piv_off, piv_sb, info, ints, xs):
 ##     getrf_panel's result for an m x w panel (w <= pw), rw rows a work-group in local
-##     memory, `warp` work-items leading each column (32: NVIDIA's PTX; 1: portable);
+##     memory, `warp` work-items leading each column (32: NVIDIA's PTX, with `redux` its
+##     warp reductions by redux.sync; 1: portable);
 ##     xs holds the candidates (values, rows), ints[nsync:] their row numbers.
 ##   geqrf_grid(m, w, want_vh, at, a..., v..., vh..., tau, tau_off, tau_sb, ints, xs, info):
 ##     geqrf_panel's result, rw rows a work-group; xs holds the partial sums and row k.
@@ -85,7 +86,7 @@
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
             unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4, pc=32, jb=16,
             tc=64, swaps=64, sc=32, fence=None,
-            acqrel=False, gpu=True"/>\
+            acqrel=False, redux=False, gpu=True"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -162,15 +163,20 @@ inline int acquire_load(__global volatile int *p)
 }
 % endif
 
-/* Arrive and wait: 1 when not every work-group arrived within SPIN_MAX polls (they did
-   not all run at once: an error, not a hang). */
-inline int grid_wait(__global volatile int *counter, const int target)
+/* Wait (grid_poll) or arrive and wait (grid_wait): 1 when not every work-group arrived
+   within SPIN_MAX polls (they did not all run at once: an error, not a hang). */
+inline int grid_poll(__global volatile int *counter, const int target)
 {
-    release_add(counter);
     for (int spins = 0; acquire_load(counter) < target; ++spins)
         if (spins > SPIN_MAX)
             return 1;
     return 0;
+}
+
+inline int grid_wait(__global volatile int *counter, const int target)
+{
+    release_add(counter);
+    return grid_poll(counter, target);
 }
 
 % endif
@@ -1524,10 +1530,42 @@ inline double SHFL_R(const double x, const int o)
 #define WARP_SYNC()
 % endif
 
-/* (*bv, *br) = the best of the lanes' candidates, in every lane of the leading warp */
+% if warp > 1 and redux:
+/* redux.sync (compute capability 8 on): one instruction a reduction over the warp */
+inline uint redux_max(const uint x)
+{
+    uint r;
+    asm volatile("redux.sync.max.u32 %0, %1, 0xffffffff;" : "=r"(r) : "r"(x));
+    return r;
+}
+
+inline uint redux_min(const uint x)
+{
+    uint r;
+    asm volatile("redux.sync.min.u32 %0, %1, 0xffffffff;" : "=r"(r) : "r"(x));
+    return r;
+}
+
+% endif
+/* (*bv, *br) = the best of the lanes' candidates (*bv -1: none), in every lane of the
+   leading warp */
 inline void warp_best(R *bv, int *br)
 {
-% if warp > 1:
+% if warp > 1 and redux:
+    /* the largest key, then the lowest row holding it: a key orders as its value (values
+       are >= 0 or -1, so their bits order as they do), -1 lowest */
+% if R == 'double':
+    const ulong key = *bv < 0 ? 0 : as_ulong(*bv) + 1;
+    const uint hi = redux_max((uint)(key >> 32));
+    const ulong best = ((ulong)hi << 32) | redux_max((uint)(key >> 32) == hi ? (uint)key : 0);
+    *bv = best == 0 ? -1 : as_double(best - 1);
+% else:
+    const uint key = *bv < 0 ? 0 : as_uint(*bv) + 1;
+    const uint best = redux_max(key);
+    *bv = best == 0 ? -1 : as_float(best - 1);
+% endif
+    *br = (int)redux_min(key == best ? (uint)*br : UINT_MAX);
+% elif warp > 1:
     for (int o = WARP / 2; o > 0; o /= 2) {
         const R v = SHFL_R(*bv, o);
         const int r = (int)shfl_xor((uint)*br, o);
@@ -1539,19 +1577,51 @@ inline void warp_best(R *bv, int *br)
 % endif
 }
 
+<%def name="grid_publish(kk, ahead)">\
+## The leaders' candidate (bv, p) for column kk (and row kk, by its owner) into global
+## memory, then the group's arrival; `ahead`: rows whose columns past kk are still to be
+## updated by column kk - 1's pivot row (prow, l = the row's column kk - 1), so updated here.
+<%
+    def row(r):
+        if not ahead:
+            return 'tile[%s][c]' % r
+        return ('(c > %s && !zero ? tile[%s][c] - MUL(tile[%s][%s - 1], prow[c]) : tile[%s][c])'
+                % (kk, r, r, kk, r))
+%>\
+            if (G > 1) {
+                const int pq = (${kk}) & 1;
+                __global volatile T *own = rows + (pq * (G + 1) + g) * PW;
+                __global volatile T *krow = rows + (pq * (G + 1) + G) * PW;
+                if (lid == 0) {
+                    vals[pq * G + g] = FROM_R(bv);
+                    cand[pq * G + g] = p;
+                }
+                for (int c = lid; c < w; c += WARP) {
+                    if (bv >= 0)
+                        own[c] = ${row('p - r0')};
+                    if (${kk} >= r0 && ${kk} < r0 + nr)
+                        krow[c] = ${row('%s - r0' % kk)};
+                }
+                WARP_SYNC();  /* (the lanes' writes, released by lane 0's arrival) */
+                if (lid == 0)
+                    release_add(&ints[at]);
+            }
+</%def>\
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void getrf_grid(const int m, const int w, const int base, const int nsync, const int at,
                 MAT(a), __global int *piv, const long piv_off, const long piv_sb,
                 __global int *info, __global volatile int *ints, __global volatile T *xs)
 {
-    /* Work-group g holds rows g RW .. g RW + RW - 1 of the panel in local memory. Per
-       column k the first WARP work-items lead: the group's best pivot candidate and its row
-       (and row k, by its owner) go to global memory, the groups meet at a barrier (a
-       counter, ints[at]; none when G = 1), the leaders pick the same pivot from every
-       group's candidate, swap the rows and scale column k; then the whole work-group
-       updates its rows (work-item lid: column lid % PW of rows lid / PW + q LANES). The
-       candidates are double-buffered by k's parity: a group writes column k + 2's only
-       after every group has passed column k + 1's barrier, so after reading column k's. */
+    /* Work-group g holds rows g RW .. g RW + RW - 1 of the panel in local memory; its first
+       WARP work-items lead. Per column k the leaders wait for every group's pivot candidate
+       (the groups' arrivals counted in ints[at]; none when G = 1), pick the same pivot from
+       them, swap the rows and scale column k; then, a column ahead, they update column
+       k + 1, find the group's candidate for it and publish it (its row, and row k + 1 by
+       its owner, updated as they go out) with the group's arrival, before the whole
+       work-group updates the rest of its rows (work-item lid: column lid % PW of rows
+       lid / PW + q LANES): that update overlaps the wait for the other groups. The
+       candidates are double-buffered by the column's parity: a group publishes column
+       k + 1's after every group arrived for column k, so after reading column k - 1's. */
     __local T tile[RW][PW];
     __local T prow[PW];
     __local int state;  /* 1: the pivot was zero */
@@ -1567,38 +1637,28 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
         tile[e / w][e % w] = AT(a, r0 + e / w, e % w);
     if (lid == 0)
         failed = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    R bv = -1;  /* the leaders' candidate for the next column: value (-1: none), row */
+    int p = r0;
+    if (lid < WARP) {
+        for (int i = lid; i < nr; i += WARP) {
+            R x = ABS1(tile[i][0]);
+            if (x != x)
+                x = INFINITY;
+            if (x > bv) {
+                bv = x;
+                p = r0 + i;
+            }
+        }
+        warp_best(&bv, &p);
+${grid_publish('0', False)}\
+    }
     for (int k = 0; k < w; ++k) {
         const int par = k & 1;
-        barrier(CLK_LOCAL_MEM_FENCE);
         /* (after a failed barrier the loop runs on without work: barriers stay uniform) */
         if (lid < WARP && !failed) {
-            R bv = -1;
-            int p = r0;
-            for (int i = max(k - r0, 0) + lid; i < nr; i += WARP) {
-                R x = ABS1(tile[i][k]);
-                if (x != x)
-                    x = INFINITY;
-                if (x > bv) {
-                    bv = x;
-                    p = r0 + i;
-                }
-            }
-            warp_best(&bv, &p);
             if (G > 1) {
-                __global volatile T *own = rows + (par * (G + 1) + g) * PW;
-                __global volatile T *krow = rows + (par * (G + 1) + G) * PW;
-                if (lid == 0) {
-                    vals[par * G + g] = FROM_R(bv);
-                    cand[par * G + g] = p;
-                }
-                for (int c = lid; c < w; c += WARP) {
-                    if (bv >= 0)
-                        own[c] = tile[p - r0][c];
-                    if (k >= r0 && k < r0 + nr)
-                        krow[c] = tile[k - r0][c];
-                }
-                WARP_SYNC();  /* (the lanes' writes, released by lane 0 in grid_wait) */
-                if (lid == 0 && grid_wait(&ints[at], G * (k + 1))) {
+                if (lid == 0 && grid_poll(&ints[at], G * (k + 1))) {
                     failed = 1;
                     info[0] = -1;
                     /* pivots that name rows of the panel: the row swaps after the panel
@@ -1667,32 +1727,57 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
             WARP_SYNC();
             if (!failed) {
                 const T d = prow[k];
-                const int zero = ISZERO(d);
+                const int zero = ISZERO(d), pk = p;
                 if (k >= r0 && k < r0 + nr)
                     for (int c = lid; c < w; c += WARP)
                         tile[k - r0][c] = prow[c];
-                if (!zero)
-                    for (int i = max(k + 1 - r0, 0) + lid; i < nr; i += WARP)
-                        tile[i][k] = DIV(tile[i][k], d);
                 if (lid == 0) {
                     state = zero;
                     if (g == 0) {
-                        piv[piv_off + k] = base + p;
+                        piv[piv_off + k] = base + pk;
                         if (zero && info[0] == 0)
                             info[0] = base + k + 1;
                     }
                 }
+                /* column k scaled, column k + 1 updated and searched, row by row */
+                const int next = k + 1 < w;
+                bv = -1;
+                p = r0;
+                for (int i = max(k + 1 - r0, 0) + lid; i < nr; i += WARP) {
+                    T x = next ? tile[i][k + 1] : FROM_R(0);
+                    if (!zero) {
+                        const T l = DIV(tile[i][k], d);
+                        tile[i][k] = l;
+                        if (next) {
+                            x -= MUL(l, prow[k + 1]);
+                            tile[i][k + 1] = x;
+                        }
+                    }
+                    R v = ABS1(x);
+                    if (v != v)
+                        v = INFINITY;
+                    if (v > bv) {
+                        bv = v;
+                        p = r0 + i;
+                    }
+                }
+                if (next) {
+                    warp_best(&bv, &p);
+                    WARP_SYNC();  /* (the lanes' columns k and k + 1) */
+${grid_publish('k + 1', True)}\
+                }
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (!failed && state == 0 && j > k && j < w) {
+        /* the rest of the rows below k (column k + 1: the leaders) */
+        if (!failed && state == 0 && j > k + 1 && j < w) {
             const int lo = max(k + 1 - r0, 0);
             const T pj = prow[j];
             for (int i = lo + (lane - lo % LANES + LANES) % LANES; i < nr; i += LANES)
                 tile[i][j] -= MUL(tile[i][k], pj);
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
     if (!failed)
         for (int e = lid; e < nr * w; e += LS)
             AT(a, r0 + e / w, e % w) = tile[e / w][e % w];
