@@ -762,9 +762,11 @@ void trsm_tile(const int n, const int nrhs, const int lower, const int unit, con
     const int live = j < nrhs;
     {  /* every load in flight before the first store */
 ${columns_load(tb, max(1, ls // cb), 'ident')}\
+        /* (the triangle's elements numbered TB a row: shifts, not divisions by n) */
 % for e in range(-(-tb * tb // ls)):
-        const int e${e} = lid + ${e * ls}, ti${e} = e${e} / n, tk${e} = e${e} % n;
-        const int in${e} = e${e} < n * n && (lower ? tk${e} <= ti${e} : tk${e} >= ti${e});
+        const int e${e} = lid + ${e * ls}, ti${e} = e${e} / TB, tk${e} = e${e} % TB;
+        const int in${e} = ti${e} < n && tk${e} < n &&
+                          (lower ? tk${e} <= ti${e} : tk${e} >= ti${e});
         const T t${e} = in${e} ? AT(t, ti${e}, tk${e}) : FROM_R(0);
 % endfor
 ${columns_store(tb, max(1, ls // cb))}\
