@@ -1549,6 +1549,18 @@ inline uint redux_min(const uint x)
 }
 
 % endif
+/* (*bv, *br) = (|x| (a NaN: infinity), row r) where that is larger than *bv */
+inline void take_larger(const T x, const int r, R *bv, int *br)
+{
+    R v = ABS1(x);
+    if (v != v)
+        v = INFINITY;
+    if (v > *bv) {
+        *bv = v;
+        *br = r;
+    }
+}
+
 /* (*bv, *br) = the best of the lanes' candidates (*bv -1: none), in every lane of the
    leading warp */
 inline void warp_best(R *bv, int *br)
@@ -1643,15 +1655,8 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
     R bv = -1;  /* the leaders' candidate for the next column: value (-1: none), row */
     int p = r0;
     if (lid < WARP) {
-        for (int i = lid; i < nr; i += WARP) {
-            R x = ABS1(tile[i][0]);
-            if (x != x)
-                x = INFINITY;
-            if (x > bv) {
-                bv = x;
-                p = r0 + i;
-            }
-        }
+        for (int i = lid; i < nr; i += WARP)
+            take_larger(tile[i][0], r0 + i, &bv, &p);
         warp_best(&bv, &p);
 ${grid_publish('0', False)}\
     }
@@ -1755,13 +1760,7 @@ ${grid_publish('0', False)}\
                             tile[i][k + 1] = x;
                         }
                     }
-                    R v = ABS1(x);
-                    if (v != v)
-                        v = INFINITY;
-                    if (v > bv) {
-                        bv = v;
-                        p = r0 + i;
-                    }
+                    take_larger(x, r0 + i, &bv, &p);
                 }
                 if (next) {
                     warp_best(&bv, &p);
