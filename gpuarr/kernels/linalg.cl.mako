@@ -1734,14 +1734,14 @@ ${grid_publish('0', False)}\
             WARP_SYNC();
             if (!failed) {
                 const T d = prow[k];
-                const int zero = ISZERO(d), pk = p;
+                const int zero = ISZERO(d);
                 if (k >= r0 && k < r0 + nr)
                     for (int c = lid; c < w; c += WARP)
                         tile[k - r0][c] = prow[c];
                 if (lid == 0) {
                     state = zero;
                     if (g == 0) {
-                        piv[piv_off + k] = base + pk;
+                        piv[piv_off + k] = base + p;
                         if (zero && info[0] == 0)
                             info[0] = base + k + 1;
                     }
