@@ -199,10 +199,16 @@ def gesvj_fits(ctx, p, m, n, hermitian=False):
 _SIZES = {}
 
 
+def _slabs(tb):
+    """Elements of trsm_tile's triangle of tb rows in slabs of LEAF_STEP columns."""
+    steps = -(-tb // LEAF_STEP)
+    return LEAF_STEP * (steps * tb - LEAF_STEP * steps * (steps - 1) // 2)
+
+
 def _local_sizes(ctx, dtype):
     """(nb, tb, cb, pc, sc): the largest n of potrf_leaf, and of trsm_tile with its columns
     a work-group, and potrf_panel's and laswp_group's columns a work-group: powers of two
-    whose local arrays fit the device's local memory (trsm_tile: at most 64 rows, 17 KiB of
+    whose local arrays fit the device's local memory (trsm_tile: at most 64 rows, 9.5 KiB of
     float32, so that an SM holds several work-groups of a batch)."""
     key = (ctx.device.cl_device, dtype.itemsize)
     sizes = _SIZES.get(key)
@@ -211,7 +217,7 @@ def _local_sizes(ctx, dtype):
         item = dtype.itemsize
         nb = 64 if (64 * 65 + 3 * 64) * item <= room else 32
         tb, cb = next(((tb, cb) for tb, cb in ((64, 32), (32, 32))
-                       if (tb * (tb + 1) // 2 + tb * (cb + 1) + tb) * item <= room), (16, 32))
+                       if (_slabs(tb) + 2 * LEAF_STEP * cb) * item <= room), (16, 32))
         pc = next((pc for pc in (32, 16) if (nb * (nb + pc + 4)) * item <= room), 8)
         sc = next(sc for sc in (16, 8, 4, 2, 1)
                   if 2 * SWAPS * (sc * item + 8) <= room or sc == 1)

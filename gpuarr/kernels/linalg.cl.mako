@@ -46,7 +46,7 @@
 ##     upper triangular (unit diagonal when `unit`), conj(t) when conj_t; with `ident` b's
 ##     input is taken as the identity (not read). Work-items over columns of b.
 ##   trsm_tile(trsm's arguments, use_dg, dg, dg_off, dg_sb): the same for n <= tb, one
-##     work-group per cb columns of b, t's triangle and b's columns in local memory (GPUs);
+##     work-group per cb columns of b (in registers), t's triangle in local memory (GPUs);
 ##     with use_dg the diagonal's inverses are dg[b, i] (t's diagonal is not read): with
 ##     t = V^H V, dg = tau, upper and ident, the T of the block reflector H1 ... Hk =
 ##     I - V T V^H (T^-1 = diag(1 / tau) + the strict upper triangle of V^H V; tau = 0 gives
@@ -691,13 +691,12 @@ __kernel void trsm(const int n, const int nrhs, const int lower, const int unit,
     }
 }
 
-## Columns of b for solve_steps: each work-item's rows loaded into registers (bx0...; the
-## identity's columns where `ident`), then stored into bs. Needs cx, ry, j, live, n.
-<%def name="columns_load(tb, rg, ident)">\
+## Columns of b for solve_steps: each work-item's rows loaded into registers (bx0...), then
+## stored into bs. Needs cx, ry, j, live, n.
+<%def name="columns_load(tb, rg)">\
 % for u in range(-(-tb // rg)):
         const int brow${u} = ry + ${u * rg};
-        const T bx${u} = !live || brow${u} >= n ? FROM_R(0) : ${ident} ?
-                         FROM_R((R)(brow${u} == j)) : AT(b, brow${u}, j);
+        const T bx${u} = !live || brow${u} >= n ? FROM_R(0) : AT(b, brow${u}, j);
 % endfor
 </%def>\
 <%def name="columns_store(tb, rg)">\
@@ -706,7 +705,7 @@ __kernel void trsm(const int n, const int nrhs, const int lower, const int unit,
             bs[brow${u}][cx] = bx${u};
 % endfor
 </%def>\
-## The steps of a triangular solve b = t^-1 b of trsm_tile and potrf_panel: bs holds rows
+## The steps of potrf_panel's triangular solve b = t^-1 b: bs holds rows
 ## 0..n-1 of b's columns (rg work-items a column: work-item (cx, ry) owns rows ry + rg u of
 ## column cx, up to tb rows); tri(q, k) the triangle's element (q, k) in packed order
 ## (reversed for upper), dinv its diagonal's inverses; the solution is stored into b.
@@ -743,46 +742,106 @@ __kernel void trsm(const int n, const int nrhs, const int lower, const int unit,
     }
 </%def>\
 % if gpu:
+<%
+    rg = max(1, ls // cb)  # work-items a column of b
+    steps = -(-tb // kb)
+    # the triangle by steps: step s's slab holds rows s kb .. tb - 1 of its kb columns
+    slab = lambda s: kb * (s * tb - kb * s * (s - 1) // 2)
+    vt = R + str(kb) if not cplx and kb in (2, 4, 8, 16) else None  # a slab's row: one load
+    assert rg % kb == 0, (rg, kb)
+%>\
+## Declares name0 .. name{kb-1}: the kb entries of a row of a slab from element `at` of tq
+## (of vector type vt, or None).
+<%def name="slab_row(name, at, vt)">\
+% if vt:
+        const ${vt} ${name} = tq[(${at}) / KB];
+% for c in range(kb):
+        const T ${name}${c} = ${name}.s${'%x' % c};
+% endfor
+% else:
+% for c in range(kb):
+        const T ${name}${c} = tq[${at} + ${c}];
+% endfor
+% endif
+</%def>\
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void trsm_tile(const int n, const int nrhs, const int lower, const int unit, const int conj_t,
                const int ident, MAT(t), MAT(b), const int use_dg, __global const T *dg,
                const long dg_off, const long dg_sb)
 {
-    /* The triangle of t in tp (packed by rows of the lower triangle; an upper one reversed
-       into it), CB columns of b in bs; work-item (cx, ry) owns column cx, rows ry + RG u.
-       A step solves KB rows: every work-item forms their solutions in its column from bs
-       (not stored back) and takes them out of its later rows: one barrier a step. */
-    __local T tp[TB * (TB + 1) / 2];
-    __local T bs[TB][CB + 1];
-    __local T dinv[TB];
+    /* Positions count rows in solve order (reversed for an upper t). Work-item (cx, ry)
+       holds positions ry + RG u of column cx in registers (x0, x1, ...). The triangle sits
+       in local memory by steps of KB columns (slabs, a row's KB entries side by side), the
+       diagonal's inverses in place of the diagonal. A step: every work-item solves the
+       step's KB rows (their values in xs, from their owners) and takes them out of its
+       later rows; the next step's owners put theirs in xs. One barrier a step. */
+    __local ${vt or 'T'} tq[${slab(steps) // kb if vt else slab(steps)}];
+    __local T xs[2][KB][CB];
+    __local T *const ts = (__local T *)tq;
     const long bat = get_group_id(1);
     const int lid = get_local_id(0);
     const int cx = lid % CB, ry = lid / CB;
     const int j = get_group_id(0) * CB + cx;
     const int live = j < nrhs;
-    {  /* every load in flight before the first store */
-${columns_load(tb, max(1, ls // cb), 'ident')}\
-        /* (the triangle's elements numbered TB a row: shifts, not divisions by n) */
-% for e in range(-(-tb * tb // ls)):
-        const int e${e} = lid + ${e * ls}, ti${e} = e${e} / TB, tk${e} = e${e} % TB;
-        const int in${e} = ti${e} < n && tk${e} < n &&
-                          (lower ? tk${e} <= ti${e} : tk${e} >= ti${e});
-        const T t${e} = in${e} ? AT(t, ti${e}, tk${e}) : FROM_R(0);
+% for u in range(-(-tb // rg)):
+    const int brow${u} = lower ? ry + ${u * rg} : n - 1 - ry - ${u * rg};
+    T x${u} = !live || ry + ${u * rg} >= n ? FROM_R(0) : ident ? FROM_R((R)(brow${u} == j)) :
+              AT(b, brow${u}, j);
 % endfor
-${columns_store(tb, max(1, ls // cb))}\
+    /* element (pq, pk) of the triangle, in positions; zero past n and above the diagonal */
 % for e in range(-(-tb * tb // ls)):
-        if (in${e}) {  /* packed position of (i, k), k <= i */
-            const T x = conj_t ? CONJ(t${e}) : t${e};
-            const int pi = lower ? ti${e} : n - 1 - ti${e}, pk = lower ? tk${e} : n - 1 - tk${e};
-            tp[pi * (pi + 1) / 2 + pk] = x;
-            if (ti${e} == tk${e})
-                dinv[pi] = use_dg ? dg[dg_off + bat * dg_sb + ti${e}] : unit ? FROM_R(1) :
-                           DIV(FROM_R(1), x);
+    const int pq${e} = (lid + ${e * ls}) / TB, pk${e} = (lid + ${e * ls}) % TB;
+    const int in${e} = pq${e} < n && pk${e} <= pq${e};
+    const T t${e} = in${e} ? AT(t, lower ? pq${e} : n - 1 - pq${e}, lower ? pk${e} : n - 1 - pk${e})
+                        : FROM_R(0);
+% endfor
+% for e in range(-(-tb * tb // ls)):
+    if (pq${e} < TB && pk${e} / KB * KB <= pq${e}) {  /* a slab's slot */
+        const int s = pk${e} / KB;
+        T v = conj_t ? CONJ(t${e}) : t${e};
+        if (pq${e} == pk${e})
+            v = pq${e} >= n ? FROM_R(0) :
+                use_dg ? dg[dg_off + bat * dg_sb + (lower ? pq${e} : n - 1 - pq${e})] :
+                unit ? FROM_R(1) : DIV(FROM_R(1), v);
+        ts[KB * (s * TB - KB * s * (s - 1) / 2) + (pq${e} - s * KB) * KB + pk${e} % KB] = v;
+    }
+% endfor
+    if (ry < KB)
+        xs[0][ry][cx] = x0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k0 = 0, s = 0; k0 < n; k0 += KB, ++s) {
+        const int base = KB * (s * TB - KB * s * (s - 1) / 2);
+        __local T *const xin = &xs[s & 1][0][0];
+% for c in range(kb):
+${slab_row('d%d_' % c, 'base + %d' % (c * kb), vt)}\
+% endfor
+% for c in range(kb):
+        T y${c} = xin[${c} * CB + cx];
+%   for c2 in range(c):
+        y${c} -= MUL(d${c}_${c2}, y${c2});
+%   endfor
+        y${c} = MUL(y${c}, d${c}_${c});
+% endfor
+        {  /* the owner stores its solved row */
+            const int c = ry - k0 % RG;
+            if (live && c >= 0 && c < KB && k0 + c < n)
+                AT(b, lower ? k0 + c : n - 1 - k0 - c, j) =
+                    ${' : '.join('c == %d ? y%d' % (c, c) for c in range(kb - 1))} : y${kb - 1};
+        }
+% for u in range(-(-tb // rg)):
+        if (${u * rg + rg - 1} >= k0 + KB) {  /* rows past the step (the solved ones: unread) */
+${slab_row('r%d_' % u, 'base + (ry + %d - k0) * KB' % (u * rg), vt)}\
+            x${u} -= ${' + '.join('MUL(r%d_%d, y%d)' % (u, c, c) for c in range(kb))};
         }
 % endfor
+        {  /* the next step's rows into xs */
+            const int c = ry - (k0 + KB) % RG, un = (k0 + KB) / RG;
+            if (c >= 0 && c < KB)
+                xs[(s + 1) & 1][c][cx] =
+                    ${' : '.join('un == %d ? x%d' % (u, u) for u in range(-(-tb // rg) - 1))} : x${-(-tb // rg) - 1};
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-${solve_steps(lambda q, k: 'tp[(%s) * (%s + 1) / 2 + %s]' % (q, q, k), 'dinv', tb, max(1, ls // cb))}\
 }
 % endif
 
@@ -806,7 +865,7 @@ void potrf_panel(const int n, const int m, const int base, MAT(a), MAT(l), MAT(b
     const int cx = lid % PC, ry = lid / PC;
     const int j = get_group_id(0) * PC + cx;
     const int live = j < m, lower = 1;
-${columns_load(nb, max(1, ls // pc), '0')}\
+${columns_load(nb, max(1, ls // pc))}\
 ${chol_in_local('get_group_id(0) == 0')}\
 ${columns_store(nb, max(1, ls // pc))}\
     if (lid < n)
