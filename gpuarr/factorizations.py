@@ -32,7 +32,8 @@ from .ufuncs import UFUNCS
 
 __all__ = ["apply_block", "block_size", "gather_rows", "gauss_jordan_fits", "geqrf", "gesvj",
            "gesvj_fits", "gesvj_rows", "getrf", "getri", "getrs", "identity", "inverse",
-           "jacobi_max", "laswp", "orgqr", "potrf", "solve_small", "syevj", "syrk_lower", "trsm"]
+           "jacobi_max", "laswp", "orgqr", "potrf", "solve_small", "syevj", "syrk_lower", "sytrd",
+           "sytrd_fits", "trsm"]
 
 # Block sizes (Cholesky's diagonal blocks, LU's and QR's panel widths) by device class;
 # matrices up to this size take one launch. GPUs: at most what potrf_leaf's local memory
@@ -90,7 +91,7 @@ PANEL_UNROLL = None
 # all run at once. H100, 4096, a panel's time: getrf_grid 163 us (256, 32), 181 (256, 64),
 # 167 (128, 32), 182 (512, 64); geqrf_grid 151 (512, 64), 155 (256, 64), 158 (256, 32);
 # trsm_grid 0.70 ms a solve at 512 work-items, 0.82 at 256 (float32, .device/lin_run.py prof).
-GRID_LOCAL = {"getrf_grid": 256, "geqrf_grid": 512, "trsm_grid": 512}
+GRID_LOCAL = {"getrf_grid": 256, "geqrf_grid": 512, "trsm_grid": 512, "sytrd_grid": 256}
 GRID_ROWS = {"getrf_grid": 32, "geqrf_grid": 64}
 GRID_TILE = 32768
 # Work-items leading each column of getrf_grid (a warp: NVIDIA's inline PTX shuffles).
@@ -100,6 +101,10 @@ GRID_WARP = 32
 # through the rest of GRID_BYTES of local memory (the widest power-of-two slice that fits).
 GRID_RHS = 16
 GRID_BYTES = 40960
+# sytrd_grid (Householder tridiagonalization, one launch): matrices up to SYTRD_MAX (a
+# work-item's columns in registers), the bytes of local memory for its rows' sums.
+SYTRD_MAX = 4096
+SYTRD_REDUCE = 32768
 # False: no kernel whose work-groups wait on each other (getrf_panel, GEMM-based solves).
 GRID = True
 # Inverses and solves of matrices up to this size (a batch, or one; solves with at most
@@ -170,6 +175,7 @@ _TYPES = {"potrf_leaf": [_I32] * 3 + _MAT * 3 + [None],
           "getrf_grid": [_I32] * 5 + _MAT + _PIV + [None] * 3,
           "geqrf_grid": [_I32] * 4 + _MAT * 3 + _PIV + [None] * 3,
           "trsm_grid": [_I32] * 4 + _MAT * 4 + [None] * 2,
+          "sytrd_grid": [_I32] + _MAT + [None] * 8,
           "geqrf_panel": [_I32] * 3 + _MAT * 3 + _PIV,
           "getri_gj": [_I32] * 2 + _MAT * 2 + [None],
           "gesv_gj": [_I32] * 3 + _MAT * 3 + [None]}
@@ -1089,15 +1095,23 @@ def _device_panel(a, k, e, spec, grid=None, info=None):
                 (), writes)
     if vh is None:
         vh = _transposed(v)
+    t = block_t(v, vh, tau)
+    return v, t, _adjoint(t), vh
+
+
+def block_t(v, vh, tau):
+    """T (p, k, k) of the block reflector H1 H2 ... Hk = I - V T V^H from V (p, m, k), V^H
+    and the taus (p, k), LAPACK's larft on the device: T^-1 = diag(1 / tau) + the strict
+    upper triangle of V^H V (a GEMM and a triangular solve)."""
+    p, _, w = v.shape
+    ctx, dt = v.context, v.dtype
     gram = empty((p, w, w), dt, context=ctx)
     blas.gemm_into(1, vh, v, 0, gram)
-    # LAPACK's larft: T^-1 = diag(1 / tau) + the strict upper triangle of V^H V
     if w <= _trsm_leaf(ctx, dt):
         t = empty((p, w, w), dt, context=ctx)
         _trsm_kernel(gram, t, False, False, False, ident=True, dg=tau)
-    else:
-        t = trsm(gram, identity(p, w, dt, ctx), lower=False, dg=tau)
-    return v, t, _adjoint(t), vh
+        return t
+    return trsm(gram, identity(p, w, dt, ctx), lower=False, dg=tau)
 
 
 def geqrf(a):
@@ -1126,6 +1140,49 @@ def geqrf(a):
     if grid:
         _check_grid(info, f"QR of a {m} x {n} matrix", -(-m // grid.rows))
     return blocks
+
+
+def sytrd_fits(ctx, n, dtype, groups=None):
+    """(groups, mc, rows, rch) of sytrd_grid for one n x n matrix on ctx (groups given:
+    tests, anywhere), or None where it does not apply: NVIDIA GPUs (one work-group a
+    multiprocessor, at most GRID_LOCAL of them), n up to SYTRD_MAX."""
+    ls = GRID_LOCAL["sytrd_grid"]
+    if groups is None:
+        if not _grid_device(ctx) or n > SYTRD_MAX:
+            return None
+        groups = min(ctx.device.compute_units, ls)
+    groups = max(1, min(groups, n))
+    pow2 = lambda x: 1 << max(x - 1, 0).bit_length()  # noqa: E731
+    mc, rows = pow2(-(-n // ls)), pow2(-(-n // groups))
+    rch = max(2, min(rows, SYTRD_REDUCE // (ls * dtype.itemsize)))
+    return groups, mc, max(rows, rch), rch
+
+
+def sytrd(a, fits):
+    """Householder tridiagonalization of the Hermitian (n, n) contiguous array `a` (both
+    triangles; overwritten) by sytrd_grid (one launch; `fits` from sytrd_fits): (d, e, tau,
+    vt) with Q^H A Q = the tridiagonal matrix of diagonal d and off-diagonal e (real), Q =
+    H0 H1 ... H(n-2), H_k = I - tau_k v_k v_k^H, v_k row k of vt (n - 1, n). DeviceTimeout
+    where the work-groups did not all run at once."""
+    n = a.shape[0]
+    ctx, dt = a.context, a.dtype
+    groups, mc, rows, rch = fits
+    rdt = _real_of(dt)
+    d, e = empty((n,), rdt, context=ctx), empty((max(n - 1, 0),), rdt, context=ctx)
+    tau = empty((max(n - 1, 0),), dt, context=ctx)
+    vt = empty((max(n - 1, 1), n), dt, context=ctx)
+    ints = zeros((1,), np.int32, context=ctx)
+    info = zeros((1,), np.int32, context=ctx)
+    pv, kv = empty((2 * n,), dt, context=ctx), empty((2 * groups,), dt, context=ctx)
+    kernel = _grid_kernel(ctx, "sytrd_grid", dt, mc=mc, rows=rows, rch=rch)
+    ls = GRID_LOCAL["sytrd_grid"]
+    mat = a._view((1, n, n), (0, *a.strides))
+    outs = (a.storage, d.storage, e.storage, tau.storage, vt.storage, ints.storage,
+            pv.storage, kv.storage, info.storage)
+    enqueue(ctx, kernel, (ls * groups,), (ls,),
+            [n, *_mat(mat), *outs[1:]], (), outs)
+    _check_grid(info, f"tridiagonalization of a {n} x {n} matrix", groups)
+    return d, e, tau, vt
 
 
 def apply_block(v, t, vh, c):

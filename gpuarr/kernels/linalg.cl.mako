@@ -86,7 +86,7 @@
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
             unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4, pc=32, jb=16,
             tc=64, swaps=64, sc=32, fence=None,
-            acqrel=False, redux=False, gpu=True"/>\
+            acqrel=False, redux=False, gpu=True, mc=1, rows=1, rch=2"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -129,7 +129,7 @@ inline T DIV(T a, T b)
 #define AT(name, i, j) name[name##_off + bat * name##_sb + (long)(i) * name##_sr \
                             + (long)(j) * name##_sc]
 
-% if part in ('getrf_grid', 'trsm_grid', 'geqrf_grid'):
+% if part in ('getrf_grid', 'trsm_grid', 'geqrf_grid', 'sytrd_grid'):
 /* Kernels whose work-groups meet at barriers in global memory (at most one a compute unit,
    so that all run at once): a counter a barrier, `target` = the arrivals it waits for. */
 #define SPIN_MAX (1 << 25)  /* polls: ~10 s on an H100, a fraction of one on CPUs */
@@ -1074,6 +1074,194 @@ ${rows_in('b', 'u', 'nrhs')}\
 % endif
     if (mine && i == 0 && zero)
         info[bat] = zero;
+}
+% elif part == 'sytrd_grid':
+#define MC ${mc}
+#define ROWS ${rows}
+#define RCH ${rch}
+#define NSEG (LS / RCH)
+
+/* The sum over the work-group of each work-item's x (every work-item gets it); buf: LS + NSEG
+   elements, sum's order fixed (each group of a grid kernel adds the same bits). */
+inline T group_sum(T x, __local T *buf, const int lid)
+{
+    buf[lid] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < NSEG) {
+        T t = buf[lid * RCH];
+        for (int u = 1; u < RCH; ++u)
+            t += buf[lid * RCH + u];
+        buf[LS + lid] = t;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    T t = buf[LS];
+    for (int u = 1; u < NSEG; ++u)
+        t += buf[LS + u];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return t;
+}
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void sytrd_grid(const int n, MAT(a), __global R *d, __global R *e, __global T *tau,
+                __global T *vt, __global volatile int *ints, __global volatile T *pv,
+                __global volatile T *kv, __global int *info)
+{
+    /* LAPACK's hetd2 (lower) on the full Hermitian n x n matrix a: Q^H A Q = tridiagonal
+       (d, e), Q = H0 H1 ... H(n-2), H_s = I - tau_s v_s v_s^H, v_s the row s of vt (zero up
+       to s, one at s + 1). Work-group g owns rows g, g + G, ...; work-item lid columns lid +
+       LS m (m < MC), whose v, w and next v it keeps in registers. Step s (row s): w from
+       the previous step's p = A v (every group's rows, in global memory) and the groups'
+       partial v^H p; row s's entries after the previous step's update (it is never
+       updated in memory past it), so d_s and the next reflector's x; the reflector (larfg),
+       by every group alike; then one pass over the group's rows past s: the update A -= v
+       w^H + w v^H and the next p = A v with the new v; the partial sums published, one
+       barrier between the groups a step (ints[0]). */
+    __local T buf[${max(rch * ls, ls + ls // rch)}];
+    __local T rv[ROWS], rw[ROWS], rn[ROWS], pr[ROWS];
+    __local T x1;
+    __local int fail;
+    const long bat = 0;
+    const int lid = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
+    __global volatile T *av = a;
+    T v[MC], w[MC], vn[MC];
+#pragma unroll
+    for (int m = 0; m < MC; ++m)
+        v[m] = w[m] = FROM_R(0);
+    T ts = FROM_R(0);  /* the previous reflector's tau */
+    if (lid == 0)
+        fail = 0;
+    for (int s = 0; s < n; ++s) {
+        const int par = s & 1;
+        T ws = FROM_R(0);  /* w_s */
+        if (s > 0) {
+            barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+            if (lid == 0 && !fail && grid_poll(&ints[0], G * s)) {
+                fail = 1;
+                info[0] = -1;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const T k = group_sum(lid < G && !fail ? kv[(par ^ 1) * G + lid] : FROM_R(0), buf, lid);
+            /* hetd2: w = tau p + alpha v, alpha = -tau conj(tau v^H p) / 2 */
+            const T alpha = -MUL(ts, CONJ(MUL(ts, k))) / (R)2;
+#pragma unroll
+            for (int m = 0; m < MC; ++m) {
+                const int c = lid + LS * m;
+                w[m] = c >= s && c < n ? MUL(ts, pv[(par ^ 1) * n + c]) + MUL(alpha, v[m])
+                                       : FROM_R(0);
+            }
+            ws = MUL(ts, pv[(par ^ 1) * n + s]) + alpha;
+        }
+        /* row s after the last update: d_s and x (columns past s) */
+        const R ds = RE(av[a_off + (long)s * a_sr + (long)s * a_sc]) - 2 * RE(ws);
+        if (g == 0 && lid == 0)
+            d[s] = ds;
+        if (s == n - 1)
+            break;
+        T x[MC];
+        R sq = 0;
+#pragma unroll
+        for (int m = 0; m < MC; ++m) {
+            const int c = lid + LS * m;
+            x[m] = c > s && c < n ? CONJ(av[a_off + (long)s * a_sr + (long)c * a_sc])
+                                    - MUL(v[m], CONJ(ws)) - w[m] : FROM_R(0);
+            if (c == s + 1)
+                x1 = x[m];
+            else
+                sq += RE(MUL(CONJ(x[m]), x[m]));
+        }
+        /* larfg: H^H (x1; x) = (beta; 0) */
+        const R xn2 = RE(group_sum(FROM_R(sq), buf, lid));
+        const T alpha = x1;
+        T tv = FROM_R(0), scale = FROM_R(0);
+        R beta = RE(alpha);
+        if (xn2 != 0${' || IM(alpha) != 0' if cplx else ''}) {
+            beta = -copysign(sqrt(RE(alpha) * RE(alpha) + IM(alpha) * IM(alpha) + xn2),
+                             RE(alpha));
+% if cplx:
+            tv = (T)((beta - RE(alpha)) / beta, -IM(alpha) / beta);
+% else:
+            tv = (beta - alpha) / beta;
+% endif
+            scale = DIV(FROM_R(1), alpha - FROM_R(beta));
+        }
+        if (g == 0 && lid == 0) {
+            e[s] = beta;
+            tau[s] = tv;
+        }
+#pragma unroll
+        for (int m = 0; m < MC; ++m) {
+            const int c = lid + LS * m;
+            vn[m] = c == s + 1 ? FROM_R(1) : c > s + 1 ? MUL(x[m], scale) : FROM_R(0);
+            if (g == s % G && c < n)
+                vt[(long)s * n + c] = vn[m];
+            if (c < n && c % G == g && c / G < ROWS) {  /* an own row's v, w and new v */
+                rv[c / G] = v[m];
+                rw[c / G] = w[m];
+                rn[c / G] = vn[m];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* the pass over the group's rows past s, RCH rows at a time */
+        for (int q0 = 0; q0 < ROWS; q0 += RCH) {
+            T acc[RCH];
+#pragma unroll
+            for (int q = 0; q < RCH; ++q) {
+                const int r = g + G * (q0 + q);
+                acc[q] = FROM_R(0);
+                if (r > s && r < n && !fail) {
+                    const T vr = rv[q0 + q], wr = rw[q0 + q];
+#pragma unroll
+                    for (int m = 0; m < MC; ++m) {
+                        const int c = lid + LS * m;
+                        if (c > s && c < n) {
+                            T y = AT(a, r, c);
+                            if (s > 0) {
+                                y -= MUL(vr, CONJ(w[m])) + MUL(wr, CONJ(v[m]));
+                                AT(a, r, c) = y;
+                            }
+                            acc[q] += MUL(y, vn[m]);
+                        }
+                    }
+                }
+                buf[q * LS + lid] = acc[q];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            /* row q's LS partial sums: NSEG segments of RCH, then the segments */
+            {
+                const int q = lid / NSEG, sg = lid % NSEG;
+                T t = buf[q * LS + sg * RCH];
+                for (int u = 1; u < RCH; ++u)
+                    t += buf[q * LS + sg * RCH + u];
+                barrier(CLK_LOCAL_MEM_FENCE);
+                buf[q * NSEG + sg] = t;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < RCH) {
+                T t = buf[lid * NSEG];
+                for (int u = 1; u < NSEG; ++u)
+                    t += buf[lid * NSEG + u];
+                pr[q0 + lid] = t;
+                const int r = g + G * (q0 + lid);
+                if (r > s && r < n)
+                    pv[par * n + r] = t;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (lid == 0) {  /* this group's part of v^H p */
+            T t = FROM_R(0);
+            for (int q = 0; q < ROWS; ++q)
+                if (g + G * q > s && g + G * q < n)
+                    t += MUL(CONJ(rn[q]), pr[q]);
+            kv[par * G + g] = t;
+        }
+#pragma unroll
+        for (int m = 0; m < MC; ++m)
+            v[m] = vn[m];
+        ts = tv;
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (lid == 0)
+            release_add(&ints[0]);
+    }
 }
 % elif part == 'trsm_grid':
 #define NB ${pw}
