@@ -102,9 +102,11 @@ GRID_WARP = 32
 GRID_RHS = 16
 GRID_BYTES = 40960
 # sytrd_grid (Householder tridiagonalization, one launch): matrices up to SYTRD_MAX (a
-# work-item's columns in registers), the bytes of local memory for its rows' sums.
+# work-item's columns in registers), the bytes of local memory for its rows' sums, the bytes
+# of a work-item's loads in flight at once.
 SYTRD_MAX = 4096
 SYTRD_REDUCE = 32768
+SYTRD_LOADS = 128
 # False: no kernel whose work-groups wait on each other (getrf_panel, GEMM-based solves).
 GRID = True
 # Inverses and solves of matrices up to this size (a batch, or one; solves with at most
@@ -1143,7 +1145,7 @@ def geqrf(a):
 
 
 def sytrd_fits(ctx, n, dtype, groups=None):
-    """(groups, mc, rows, rch) of sytrd_grid for one n x n matrix on ctx (groups given:
+    """(groups, mc, rows, rch, rb) of sytrd_grid for one n x n matrix on ctx (groups given:
     tests, anywhere), or None where it does not apply: NVIDIA GPUs (one work-group a
     multiprocessor, at most GRID_LOCAL of them), n up to SYTRD_MAX."""
     ls = GRID_LOCAL["sytrd_grid"]
@@ -1155,7 +1157,8 @@ def sytrd_fits(ctx, n, dtype, groups=None):
     pow2 = lambda x: 1 << max(x - 1, 0).bit_length()  # noqa: E731
     mc, rows = pow2(-(-n // ls)), pow2(-(-n // groups))
     rch = max(2, min(rows, SYTRD_REDUCE // (ls * dtype.itemsize)))
-    return groups, mc, max(rows, rch), rch
+    rb = max(1, min(rch, SYTRD_LOADS // (mc * dtype.itemsize)))
+    return groups, mc, max(rows, rch), rch, rb
 
 
 def sytrd(a, fits):
@@ -1166,7 +1169,7 @@ def sytrd(a, fits):
     where the work-groups did not all run at once."""
     n = a.shape[0]
     ctx, dt = a.context, a.dtype
-    groups, mc, rows, rch = fits
+    groups, mc, rows, rch, rb = fits
     rdt = _real_of(dt)
     d, e = empty((n,), rdt, context=ctx), empty((max(n - 1, 0),), rdt, context=ctx)
     tau = empty((max(n - 1, 0),), dt, context=ctx)
@@ -1174,7 +1177,7 @@ def sytrd(a, fits):
     ints = zeros((1,), np.int32, context=ctx)
     info = zeros((1,), np.int32, context=ctx)
     pv, kv = empty((2 * n,), dt, context=ctx), empty((2 * groups,), dt, context=ctx)
-    kernel = _grid_kernel(ctx, "sytrd_grid", dt, mc=mc, rows=rows, rch=rch)
+    kernel = _grid_kernel(ctx, "sytrd_grid", dt, mc=mc, rows=rows, rch=rch, rb=rb)
     ls = GRID_LOCAL["sytrd_grid"]
     mat = a._view((1, n, n), (0, *a.strides))
     outs = (a.storage, d.storage, e.storage, tau.storage, vt.storage, ints.storage,

@@ -86,7 +86,7 @@
 <%page args="dtype, ls, part='main', nb=64, tb=128, cb=32, rpt=1, lw=1, pw=64, ch=1,
             unroll=True, rw=64, warp=1, rc=32, lc=16, nm=32, solve=False, kb=4, pc=32, jb=16,
             tc=64, swaps=64, sc=32, fence=None,
-            acqrel=False, redux=False, gpu=True, mc=1, rows=1, rch=2"/>\
+            acqrel=False, redux=False, gpu=True, mc=1, rows=1, rch=2, rb=1"/>\
 <%
     cplx = dtype.startswith('complex')
     R = 'double' if dtype in ('float64', 'complex128') else 'float'
@@ -1080,6 +1080,7 @@ ${rows_in('b', 'u', 'nrhs')}\
 #define ROWS ${rows}
 #define RCH ${rch}
 #define NSEG (LS / RCH)
+#define RB ${rb}
 
 /* The sum over the work-group of each work-item's x (every work-item gets it); buf: LS + NSEG
    elements, sum's order fixed (each group of a grid kernel adds the same bits). */
@@ -1201,29 +1202,38 @@ void sytrd_grid(const int n, MAT(a), __global R *d, __global R *e, __global T *t
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* the pass over the group's rows past s, RCH rows at a time */
+        /* the pass over the group's rows past s, RCH rows at a time, RB rows' loads in
+           flight at once (each store could alias a later load: the compiler keeps them in
+           order, so a row at a time would wait for L2 a row) */
         for (int q0 = 0; q0 < ROWS; q0 += RCH) {
-            T acc[RCH];
+            for (int q1 = 0; q1 < RCH; q1 += RB) {
+                T y[RB][MC];
 #pragma unroll
-            for (int q = 0; q < RCH; ++q) {
-                const int r = g + G * (q0 + q);
-                acc[q] = FROM_R(0);
-                if (r > s && r < n && !fail) {
-                    const T vr = rv[q0 + q], wr = rw[q0 + q];
+                for (int q = 0; q < RB; ++q) {
+                    const int r = g + G * (q0 + q1 + q);
 #pragma unroll
                     for (int m = 0; m < MC; ++m) {
                         const int c = lid + LS * m;
-                        if (c > s && c < n) {
-                            T y = AT(a, r, c);
-                            if (s > 0) {
-                                y -= MUL(vr, CONJ(w[m])) + MUL(wr, CONJ(v[m]));
-                                AT(a, r, c) = y;
-                            }
-                            acc[q] += MUL(y, vn[m]);
-                        }
+                        y[q][m] = r > s && r < n && c > s && c < n && !fail ? AT(a, r, c)
+                                                                            : FROM_R(0);
                     }
                 }
-                buf[q * LS + lid] = acc[q];
+#pragma unroll
+                for (int q = 0; q < RB; ++q) {
+                    const int r = g + G * (q0 + q1 + q);
+                    const T vr = rv[q0 + q1 + q], wr = rw[q0 + q1 + q];
+                    T acc = FROM_R(0);
+#pragma unroll
+                    for (int m = 0; m < MC; ++m) {
+                        const int c = lid + LS * m;
+                        if (s > 0 && r > s && r < n && c > s && c < n && !fail) {
+                            y[q][m] -= MUL(vr, CONJ(w[m])) + MUL(wr, CONJ(v[m]));
+                            AT(a, r, c) = y[q][m];
+                        }
+                        acc += MUL(y[q][m], vn[m]);
+                    }
+                    buf[(q1 + q) * LS + lid] = acc;
+                }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             /* row q's LS partial sums: NSEG segments of RCH, then the segments */
