@@ -1038,9 +1038,13 @@ def gather_rows(x, perm, out, by_cols=False):
 def _larft(v, tau):
     """LAPACK's larft (forward, columnwise) on the host: T (p, k, k) upper triangular with
     H1 H2 ... Hk = I - V T V^H, from the reflectors V (p, m, k) and their taus (p, k)."""
-    p, _, k = v.shape
-    t = np.zeros((p, k, k), v.dtype)
-    gram = np.conj(v.swapaxes(1, 2)) @ v
+    return _larft_gram(np.conj(v.swapaxes(1, 2)) @ v, tau)
+
+
+def _larft_gram(gram, tau):
+    """_larft's T from V^H V (p, k, k) and the taus."""
+    p, k, _ = gram.shape
+    t = np.zeros((p, k, k), gram.dtype)
     for i in range(k):
         t[:, i, i] = tau[:, i]
         if i:
@@ -1109,6 +1113,8 @@ def block_t(v, vh, tau):
     ctx, dt = v.context, v.dtype
     gram = empty((p, w, w), dt, context=ctx)
     blas.gemm_into(1, vh, v, 0, gram)
+    if PER_ITEM[device_class(ctx)]:  # (the one-work-item trsm takes no dg)
+        return to_device(_larft_gram(gram.get(), tau.get()), ctx)
     if w <= _trsm_leaf(ctx, dt):
         t = empty((p, w, w), dt, context=ctx)
         _trsm_kernel(gram, t, False, False, False, ident=True, dg=tau)

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import blas, factorizations, manipulation, reduction
+from . import blas, factorizations, manipulation, reduction, tridiagonal
 from .array_api import _pair, matrix_transpose, vecdot
 from .base import ArrayBase, asarray, broadcast_to, empty, to_device, zeros
 from .errors import ArgumentError, ArgumentTypeError, LinAlgError, ShapeError, UnsupportedError
@@ -448,6 +448,12 @@ def _eigh(x, UPLO, name, vectors=True):
         w, v = factorizations.syevj(_work(x, dt), upper=UPLO == "U")
         return w.reshape((*batch, n)), v.reshape(x.shape)
     p = math.prod(batch)
+    fit = p == 1 and n >= EIGH_TRIDIAGONAL and tridiagonal.fits(x.context, n, dt)
+    if fit:
+        found = _eigh_tridiagonal(_work(x, dt), UPLO == "U", vectors, fit)
+        if found is not None:
+            w, v = found
+            return w.reshape((*batch, n)), None if v is None else v.reshape(x.shape)
     if factorizations.gesvj_fits(x.context, p, n, n, hermitian=True):
         found = _eigh_jacobi(_work(x, dt), UPLO == "U", vectors)
         if found is not None:
@@ -460,6 +466,9 @@ def _eigh(x, UPLO, name, vectors=True):
     return to_device(w, x.context), to_device(v, x.context)
 
 
+# One Hermitian eigenproblem from this size goes through the tridiagonal form (tridiagonal.py)
+# where the device takes it (NVIDIA GPUs).
+EIGH_TRIDIAGONAL = 512
 # Hermitian eigenproblems from this size take a second Jacobi pass on V^H A V (eigh): the
 # first pass's shift grows like n^(1/2) ||A||, and with it the vectors' error.
 EIGH_REFINE = 512
@@ -526,6 +535,31 @@ def _psd_vectors(h):
     return None if found is None else _adjoint(found[2])
 
 
+def _hermitian(a, upper):
+    """The Hermitian matrices (p, n, n) whose upper (`upper`) or lower triangle a holds."""
+    tri = manipulation.triu(a, 1) if upper else manipulation.tril(a, -1)
+    full = UFUNCS["add"](tri, _adjoint(tri))
+    _diagonal_view(full)[...] = real(_diagonal_view(a))
+    return full
+
+
+def _eigh_tridiagonal(a, upper, vectors, fit):
+    """eigh of the (1, n, n) array a (its upper triangle with `upper`, else the lower) by
+    tridiagonal.eigh on a scaled by a power of two near max |a|; None where a has a NaN or
+    an infinity or tridiagonal.eigh declines."""
+    n = a.shape[1]
+    full = _hermitian(a, upper)
+    scale = _scaled(full)
+    if scale is None:
+        return None
+    found = tridiagonal.eigh(UFUNCS["multiply"](full[0], float(1 / scale[0])), fit, vectors)
+    if found is None:
+        return None
+    w, v = found
+    w = UFUNCS["multiply"](w, float(scale[0])).reshape((1, n))
+    return w, None if v is None else v.reshape((1, n, n))
+
+
 def _eigh_jacobi(a, upper, vectors):
     """eigh of the (p, n, n) stack a (its upper triangle with `upper`, else the lower) by
     one-sided Jacobi on A shifted positive semidefinite (Gershgorin, up to ~n^(1/2) ||A||:
@@ -533,9 +567,7 @@ def _eigh_jacobi(a, upper, vectors):
     diagonal: its shift ~ ||A||) for V V2; the eigenvalues the Rayleigh quotients v^H A v.
     None where a has a NaN or an infinity."""
     p, n, _ = a.shape
-    tri = manipulation.triu(a, 1) if upper else manipulation.tril(a, -1)
-    full = UFUNCS["add"](tri, _adjoint(tri))
-    _diagonal_view(full)[...] = real(_diagonal_view(a))
+    full = _hermitian(a, upper)
     v = _psd_vectors(full)
     if v is None:
         return None

@@ -7,7 +7,7 @@ import pyopencl as cl
 import pytest
 
 import gpuarr as ga
-from gpuarr import errors, factorizations
+from gpuarr import errors, factorizations, tridiagonal
 from gpuarr import linalg as la
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
@@ -273,6 +273,76 @@ def test_eigh(ctx, dt, n):
         assert rel(norm2(adj(v) @ v - np.eye(n)), 1) < tol
         close(w, np.linalg.eigvalsh(h), dt, n + 1)
         close(la.eigvalsh(g(ctx, junk), UPLO=uplo).get(), w, dt, n + 1)
+
+
+def test_eigh_tridiagonal(ctx):
+    """tridiagonal.eigh_tridiagonal (multisection, inverse iteration) against numpy: 1 x 1,
+    2 x 2, random, split by a zero off-diagonal, widely spread entries; eigenvalues alone
+    the same."""
+    rng = np.random.default_rng(5)
+    wdt = np.float64 if ctx.fp64 else np.float32
+    cases = [(rng.standard_normal(n), rng.standard_normal(n - 1)) for n in (1, 2, 9, 70)]
+    d, e = rng.standard_normal(50), rng.standard_normal(49)
+    e[20] = 0
+    cases += [(d, e), (np.arange(40) * 1e3 + rng.standard_normal(40), rng.standard_normal(39))]
+    for d, e in cases:
+        n = d.size
+        t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+        w, z = tridiagonal.eigh_tridiagonal(g(ctx, d.astype(wdt)), g(ctx, e.astype(wdt)))
+        w, z = w.get(), z.get()
+        assert w.dtype == z.dtype == wdt
+        tol = 50 * n * eps(wdt)
+        close(w, np.linalg.eigvalsh(t), wdt, n)
+        assert rel(norm2(t @ z - z * w), norm2(t)) < tol
+        assert rel(norm2(z.T @ z - np.eye(n)), 1) < tol
+        only = tridiagonal.eigh_tridiagonal(g(ctx, d.astype(wdt)), g(ctx, e.astype(wdt)),
+                                            vectors=False)
+        assert only[1] is None
+        np.testing.assert_array_equal(only[0].get(), w)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_eigh_tridiagonal_route_across_work_groups(ctx, dt, monkeypatch):
+    """One Hermitian matrix through the tridiagonal form: sytrd_grid with two work-groups
+    meeting at a barrier a column (PoCL runs both at once), and on NVIDIA GPUs at 600 as
+    eigh picks it; UPLO with junk in the other triangle, eigvalsh; repeated eigenvalues (2 I
+    + a rank-one term) decline to another algorithm, the result right either way."""
+    need(ctx, dt)
+    if "Intel" in ctx.device.platform:
+        pytest.skip("Intel's CPU runtime crashes running work-groups that wait on each other")
+    sizes = [45]
+    if tridiagonal.fits(ctx, 600, dt):
+        sizes.append(600)
+    else:
+        fits = factorizations.sytrd_fits
+        monkeypatch.setattr(factorizations, "sytrd_fits",
+                            lambda c, n, d, groups=None: fits(c, n, d, groups=2))
+    monkeypatch.setattr(la, "EIGH_TRIDIAGONAL", 40)
+    found = []
+    route = tridiagonal.eigh
+    monkeypatch.setattr(tridiagonal, "eigh", lambda *a: found.append(route(*a)) or found[-1])
+    for n in sizes:
+        a = rand((n, n), dt, n)
+        h = (a + adj(a)) / 2
+        u = rand((n, 1), dt, 2)
+        twice = 2 * np.eye(n, dtype=dt) + u @ adj(u)
+        tol = 50 * n * eps(dt)
+        for uplo in ("L", "U"):
+            junk = h + (np.triu if uplo == "L" else np.tril)(np.full((n, n), 7.0, dt),
+                                                             1 if uplo == "L" else -1)
+            w, v = (x.get() for x in la.eigh(g(ctx, junk), UPLO=uplo))
+            assert found.pop() is not None
+            assert w.dtype == np.finfo(dt).dtype and v.dtype == dt
+            assert rel(norm2(h @ v - v * w), norm2(h) + 1) < tol
+            assert rel(norm2(adj(v) @ v - np.eye(n)), 1) < tol
+            close(w, np.linalg.eigvalsh(h), dt, n + 1)
+            close(la.eigvalsh(g(ctx, junk), UPLO=uplo).get(), w, dt, n + 1)
+            assert found.pop() is not None
+        w, v = (x.get() for x in la.eigh(g(ctx, twice)))
+        assert found.pop() is None
+        assert rel(norm2(twice @ v - v * w), norm2(twice)) < tol
+        assert rel(norm2(adj(v) @ v - np.eye(n)), 1) < tol
+        close(w, np.linalg.eigvalsh(twice), dt, n + 1)
 
 
 @pytest.mark.parametrize("dt", DTYPES)
