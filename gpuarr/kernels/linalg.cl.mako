@@ -1134,37 +1134,45 @@ void sytrd_grid(const int n, MAT(a), __global R *d, __global R *e, __global T *t
     for (int s = 0; s < n; ++s) {
         const int par = s & 1;
         T ws = FROM_R(0);  /* w_s */
+        /* (every barrier unconditional: PoCL miscompiles barriers under a condition) */
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (s > 0 && lid == 0 && !fail && grid_poll(&ints[0], G * s)) {
+            fail = 1;
+            info[0] = -1;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* every load of the step's inputs in flight at once: the partial sums, p, row s */
+        const T kpart = s > 0 && lid < G && !fail ? kv[(par ^ 1) * G + lid] : FROM_R(0);
+        T x[MC];
+#pragma unroll
+        for (int m = 0; m < MC; ++m) {
+            const int c = lid + LS * m;
+            w[m] = s > 0 && c >= s && c < n ? pv[(par ^ 1) * n + c] : FROM_R(0);
+            x[m] = c > s && c < n ? CONJ(av[a_off + (long)s * a_sr + (long)c * a_sc])
+                                  : FROM_R(0);
+        }
+        const T ps = s > 0 ? pv[(par ^ 1) * n + s] : FROM_R(0);
+        const R ass = RE(av[a_off + (long)s * a_sr + (long)s * a_sc]);
+        const T k = group_sum(kpart, buf, lid);
         if (s > 0) {
-            barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-            if (lid == 0 && !fail && grid_poll(&ints[0], G * s)) {
-                fail = 1;
-                info[0] = -1;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            const T k = group_sum(lid < G && !fail ? kv[(par ^ 1) * G + lid] : FROM_R(0), buf, lid);
             /* hetd2: w = tau p + alpha v, alpha = -tau conj(tau v^H p) / 2 */
             const T alpha = -MUL(ts, CONJ(MUL(ts, k))) / (R)2;
 #pragma unroll
-            for (int m = 0; m < MC; ++m) {
-                const int c = lid + LS * m;
-                w[m] = c >= s && c < n ? MUL(ts, pv[(par ^ 1) * n + c]) + MUL(alpha, v[m])
-                                       : FROM_R(0);
-            }
-            ws = MUL(ts, pv[(par ^ 1) * n + s]) + alpha;
+            for (int m = 0; m < MC; ++m)
+                w[m] = MUL(ts, w[m]) + MUL(alpha, v[m]);
+            ws = MUL(ts, ps) + alpha;
         }
         /* row s after the last update: d_s and x (columns past s) */
-        const R ds = RE(av[a_off + (long)s * a_sr + (long)s * a_sc]) - 2 * RE(ws);
+        const R ds = ass - 2 * RE(ws);
         if (g == 0 && lid == 0)
             d[s] = ds;
         if (s == n - 1)
             break;
-        T x[MC];
         R sq = 0;
 #pragma unroll
         for (int m = 0; m < MC; ++m) {
             const int c = lid + LS * m;
-            x[m] = c > s && c < n ? CONJ(av[a_off + (long)s * a_sr + (long)c * a_sc])
-                                    - MUL(v[m], CONJ(ws)) - w[m] : FROM_R(0);
+            x[m] -= c > s && c < n ? MUL(v[m], CONJ(ws)) + w[m] : FROM_R(0);
             if (c == s + 1)
                 x1 = x[m];
             else
