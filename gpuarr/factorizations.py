@@ -1170,9 +1170,10 @@ def sytrd_fits(ctx, n, dtype, groups=None):
 def sytrd(a, fits):
     """Householder tridiagonalization of the Hermitian (n, n) contiguous array `a` (both
     triangles; overwritten) by sytrd_grid (one launch; `fits` from sytrd_fits): (d, e, tau,
-    vt) with Q^H A Q = the tridiagonal matrix of diagonal d and off-diagonal e (real), Q =
-    H0 H1 ... H(n-2), H_k = I - tau_k v_k v_k^H, v_k row k of vt (n - 1, n). DeviceTimeout
-    where the work-groups did not all run at once."""
+    vt, check) with Q^H A Q = the tridiagonal matrix of diagonal d and off-diagonal e
+    (real), Q = H0 H1 ... H(n-2), H_k = I - tau_k v_k v_k^H, v_k row k of vt (n - 1, n);
+    check() raises DeviceTimeout where the work-groups did not all run at once (it waits
+    for the device: call it once the rest is queued)."""
     n = a.shape[0]
     ctx, dt = a.context, a.dtype
     groups, mc, rows, rch, rb = fits
@@ -1190,8 +1191,8 @@ def sytrd(a, fits):
             pv.storage, kv.storage, info.storage)
     enqueue(ctx, kernel, (ls * groups,), (ls,),
             [n, *_mat(mat), *outs[1:]], (), outs)
-    _check_grid(info, f"tridiagonalization of a {n} x {n} matrix", groups)
-    return d, e, tau, vt
+    return d, e, tau, vt, lambda: _check_grid(
+        info, f"tridiagonalization of a {n} x {n} matrix", groups)
 
 
 def apply_block(v, t, vh, c):

@@ -545,19 +545,13 @@ def _hermitian(a, upper):
 
 def _eigh_tridiagonal(a, upper, vectors, fit):
     """eigh of the (1, n, n) array a (its upper triangle with `upper`, else the lower) by
-    tridiagonal.eigh on a scaled by a power of two near max |a|; None where a has a NaN or
-    an infinity or tridiagonal.eigh declines."""
+    tridiagonal.eigh; None where that declines."""
     n = a.shape[1]
-    full = _hermitian(a, upper)
-    scale = _scaled(full)
-    if scale is None:
-        return None
-    found = tridiagonal.eigh(UFUNCS["multiply"](full[0], float(1 / scale[0])), fit, vectors)
+    found = tridiagonal.eigh(_hermitian(a, upper)[0], fit, vectors)
     if found is None:
         return None
     w, v = found
-    w = UFUNCS["multiply"](w, float(scale[0])).reshape((1, n))
-    return w, None if v is None else v.reshape((1, n, n))
+    return w.reshape((1, n)), None if v is None else v.reshape((1, n, n))
 
 
 def _eigh_jacobi(a, upper, vectors):

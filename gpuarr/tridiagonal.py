@@ -25,10 +25,10 @@ __all__ = ["eigh", "eigh_tridiagonal", "fits"]
 # stebz: work-group size, points a round per eigenvalue (the bracket shrinks POINTS + 1 fold).
 STEBZ_LOCAL = 256
 STEBZ_POINTS = 32
-# Newton-Schulz steps at most; their start needs max |Z^T Z - I| below ORTH_START (past it
-# the eigenvalues form clusters the vectors do not resolve).
-ORTH_STEPS = 4
-ORTH_START = 0.05
+# The vectors are taken where max |Z^T Z - I| is at most ORTH_START (one Newton-Schulz step
+# then leaves ~1.5e-12); past it the eigenvalues form clusters inverse iteration does not
+# resolve.
+ORTH_START = 1e-6
 
 
 def fits(ctx, n, dtype):
@@ -42,17 +42,18 @@ def _working(ctx):
 
 
 def _kernels(ctx, wdt):
+    """(bounds, stebz, stein) of the working dtype wdt: one program."""
     key = ("tridiagonal", wdt.name, STEBZ_LOCAL, STEBZ_POINTS)
-    stebz = ctx.kernels.get((*key, "stebz"))
-    if stebz is None:
+    names = ("bounds", "stebz", "stein")
+    if (*key, names[0]) not in ctx.kernels:
         program = get_program(ctx, key, "tridiagonal.cl.mako",
                               wtype="double" if wdt.itemsize == 8 else "float",
                               ls=STEBZ_LOCAL, pts=STEBZ_POINTS)
-        stebz = kernel_from(ctx, (*key, "stebz"), program, "stebz",
-                            [np.int32, np.int32, None, None] + [wdt] * 5 + [None])
-        kernel_from(ctx, (*key, "stein"), program, "stein",
-                    [np.int32, None, None, None, wdt, None, None])
-    return stebz, ctx.kernels[(*key, "stein")]
+        types = ([np.int32, None, None, wdt, None], [np.int32, np.int32, None, None, None, wdt,
+                 None], [np.int32, None, None, None, None, None, None])
+        for name, scalars in zip(names, types):
+            kernel_from(ctx, (*key, name), program, name, scalars)
+    return tuple(ctx.kernels[(*key, name)] for name in names)
 
 
 def eigh_tridiagonal(d, e, vectors=True, eps=None):
@@ -60,54 +61,44 @@ def eigh_tridiagonal(d, e, vectors=True, eps=None):
     (n - 1,) (device arrays): the eigenvalues ascending, to ~eps relative (or eps ||T||;
     default: the working type's), and the eigenvectors as z's columns (None without
     `vectors`), in float64 where the device has it, else float32. The vectors are inverse
-    iteration's: see the module's note on clusters."""
+    iteration's: see the module's note on clusters. Nothing waits for the device."""
     ctx = d.context
     wdt = _working(ctx)
     n = d.shape[0]
-    dh, eh = d.get().astype(np.float64), e.get().astype(np.float64)
-    radius = np.abs(np.concatenate([eh, [0]])) + np.abs(np.concatenate([[0], eh]))
-    tnorm = float(np.max(np.abs(dh) + radius)) if n else 0.0
     eps = max(float(np.finfo(wdt).eps), eps or 0)
-    tiny = float(np.finfo(wdt).tiny)
-    pivmin = tiny * max(1.0, float(np.max(eh * eh)) if n > 1 else 1.0)
-    pad = 2 * eps * tnorm + 4 * pivmin
-    lo, hi = float(np.min(dh - radius)) - pad, float(np.max(dh + radius)) + pad
-    abstol = 2 * eps * max(tnorm, tiny)
-    rounds = 2 + max(0, math.ceil(math.log((hi - lo) / abstol) / math.log(STEBZ_POINTS + 1)))
-    stebz, stein = _kernels(ctx, wdt)
-    dw, ew2 = to_device(dh.astype(wdt), ctx), to_device((eh * eh).astype(wdt), ctx)
+    bounds, stebz, stein = _kernels(ctx, wdt)
+    dw, ew = d.astype(wdt), e.astype(wdt) if n > 1 else empty((1,), wdt, context=ctx)
+    lim = empty((5,), wdt, context=ctx)
     w = empty((n,), wdt, context=ctx)
+    if n == 0:
+        return w, empty((0, 0), wdt, context=ctx) if vectors else None
+    enqueue(ctx, bounds, (STEBZ_LOCAL,), (STEBZ_LOCAL,),
+            [n, dw.storage, ew.storage, eps, lim.storage], (dw.storage, ew.storage),
+            (lim.storage,))
+    # the bracket starts at most ~||T|| / (eps ||T||) times the tolerance
+    rounds = 3 + math.ceil(math.log(1 / eps) / math.log(STEBZ_POINTS + 1))
     items = -(-n * STEBZ_POINTS // STEBZ_LOCAL) * STEBZ_LOCAL
     enqueue(ctx, stebz, (items,), (STEBZ_LOCAL,),
-            [n, rounds, dw.storage, ew2.storage, lo, hi, pivmin, abstol, 2 * eps, w.storage],
-            (dw.storage, ew2.storage), (w.storage,))
+            [n, rounds, dw.storage, ew.storage, lim.storage, 2 * eps, w.storage],
+            (dw.storage, ew.storage, lim.storage), (w.storage,))
     if not vectors:
         return w, None
-    ew = to_device(eh.astype(wdt), ctx)
     z = empty((n, n), wdt, context=ctx)
     work = empty((5 * n * n,), wdt, context=ctx)
     enqueue(ctx, stein, (n,), None,
-            [n, dw.storage, ew.storage, w.storage, np.finfo(wdt).eps * max(tnorm, tiny),
-             work.storage,
-             z.storage], (dw.storage, ew.storage, w.storage), (work.storage, z.storage))
+            [n, dw.storage, ew.storage, w.storage, lim.storage, work.storage, z.storage],
+            (dw.storage, ew.storage, w.storage, lim.storage), (work.storage, z.storage))
     return w, z
 
 
-def _orthogonalized(z, target):
-    """z (n, n) with orthonormal columns by Newton-Schulz steps Z (3 I - Z^T Z) / 2 until
-    max |Z^T Z - I| <= target; None where it starts past ORTH_START or does not get there."""
+def _orthogonalized(z):
+    """(z with orthonormal columns, max |Z^T Z - I| before, a 0-d device array): one
+    Newton-Schulz step Z (3 I - Z^T Z) / 2, which leaves ~1.5 max^2."""
     n = z.shape[0]
     eye = to_device(np.eye(n, dtype=z.dtype), z.context)
-    for _ in range(ORTH_STEPS + 1):
-        gram = blas.matmul(z.T, z)
-        dev = UFUNCS["subtract"](gram, eye)
-        worst = float(reduction.max(UFUNCS["absolute"](dev), None, keepdims=False).get())
-        if worst <= target:
-            return z
-        if not worst < ORTH_START:
-            return None
-        z = blas.matmul(z, UFUNCS["subtract"](eye, UFUNCS["multiply"](dev, 0.5)))
-    return None
+    dev = UFUNCS["subtract"](blas.matmul(z.T, z), eye)
+    worst = reduction.max(UFUNCS["absolute"](dev), None, keepdims=False)
+    return UFUNCS["subtract"](z, UFUNCS["multiply"](blas.matmul(z, dev), 0.5)), worst
 
 
 def _apply_q(vt, tau, z):
@@ -131,21 +122,28 @@ def _apply_q(vt, tau, z):
 
 
 def eigh(a, fit, vectors=True):
-    """(w, v) of the Hermitian (n, n) contiguous array `a` (both triangles; overwritten;
-    max |a| near 1: the caller scales), `fit` from fits(): eigenvalues ascending (real
-    dtype of a) and the eigenvectors as v's columns (None without `vectors`); None where
-    the vectors of clustered eigenvalues would not be orthogonal."""
+    """(w, v) of the Hermitian (n, n) array `a` (both triangles), `fit` from fits():
+    eigenvalues ascending (real dtype of a) and the eigenvectors as v's columns (None
+    without `vectors`); None where a holds a NaN or an infinity, or the vectors of clustered
+    eigenvalues would not be orthogonal. The device is waited for once, at the end."""
     dt = a.dtype
     real = np.finfo(dt).dtype
-    d, e, tau, vt = factorizations.sytrd(a, fit)
-    w, z = eigh_tridiagonal(d, e, vectors, float(np.finfo(real).eps))
-    if not vectors:
-        return w.astype(real), None
     n = a.shape[0]
-    z = _orthogonalized(z, 4 * n * float(np.finfo(z.dtype).eps))
-    if z is None:
+    # a power of two near max |a|, on the device: no wait
+    top = reduction.max(UFUNCS["absolute"](a), None, keepdims=False)
+    scale = UFUNCS["exp2"](UFUNCS["floor"](UFUNCS["log2"](UFUNCS["maximum"](
+        top, float(np.finfo(real).tiny)))))
+    d, e, tau, vt, check = factorizations.sytrd(UFUNCS["true_divide"](a, scale), fit)
+    w, z = eigh_tridiagonal(d, e, vectors, float(np.finfo(real).eps))
+    v = worst = None
+    if vectors:
+        z, worst = _orthogonalized(z)
+        v = z.astype(dt)
+        if n > 1:
+            _apply_q(vt, tau, v)
+    w = UFUNCS["multiply"](w.astype(real), scale.astype(real))
+    check()
+    if not np.isfinite(float(top.get())) or (worst is not None and not float(
+            worst.get()) <= ORTH_START):
         return None
-    v = z.astype(dt)
-    if n > 1:
-        _apply_q(vt, tau, v)
-    return w.astype(real), v
+    return w, v

@@ -3,13 +3,15 @@
 ## Inputs: wtype ('double' or 'float'), ls (stebz's work-group size), pts (stebz's points a
 ## round per eigenvalue, dividing ls), ch (stein's steps whose loads go out together).
 ## Kernels:
-##   stebz(n, rounds, d, e2, lo, hi, pivmin, abstol, reltol, w): w[k] = the k-th smallest
-##     eigenvalue (k < n), by multisection of [lo, hi]: PTS work-items an eigenvalue, each
-##     counting the eigenvalues below its point (Sturm: the signs of LDL^T's pivots, LAPACK's
-##     laebz with its pivmin), `rounds` rounds; the bracket shrinks PTS + 1 fold a round.
-##   stein(n, d, e, w, tol, work, z): z[:, k] = the eigenvector of w[k], unit 2-norm, largest
+##   bounds(n, d, e, eps, lim): one work-group: lim[0..4] = an interval holding every
+##     eigenvalue, pivmin, 2 eps ||T|| (stebz's absolute tolerance), W's eps ||T|| (stein's).
+##   stebz(n, rounds, d, e, lim, reltol, w): w[k] = the k-th smallest eigenvalue (k < n), by
+##     multisection of lim's interval: PTS work-items an eigenvalue, each counting the
+##     eigenvalues below its point (Sturm: the signs of LDL^T's pivots, LAPACK's laebz with
+##     its pivmin), `rounds` rounds; the bracket shrinks PTS + 1 fold a round.
+##   stein(n, d, e, w, lim, work, z): z[:, k] = the eigenvector of w[k], unit 2-norm, largest
 ##     component positive: three rounds of inverse iteration (LAPACK's lagtf / lagts: LU with
-##     partial pivoting of T - w[k] I, pivots smaller than tol raised to it) from a fixed
+##     partial pivoting of T - w[k] I, pivots smaller than lim[4] raised to it) from a fixed
 ##     pseudo-random start; one work-item an eigenvalue, z and work (5 n x n: the factors)
 ##     laid out [row][k] so that neighbouring work-items touch neighbouring words.
 <%page args="wtype, ls, pts, ch=8"/>\
@@ -17,19 +19,62 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 % endif
 typedef ${wtype} W;
+#define WEPS ${'DBL_EPSILON' if wtype == 'double' else 'FLT_EPSILON'}
+#define TINY ${'DBL_MIN' if wtype == 'double' else 'FLT_MIN'}
 #define LS ${ls}
 #define PTS ${pts}
 #define CH ${ch}
 
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
-void stebz(const int n, const int rounds, __global const W *d, __global const W *e2,
-           const W lo0, const W hi0, const W pivmin, const W abstol, const W reltol,
-           __global W *w)
+void bounds(const int n, __global const W *d, __global const W *e, const W eps,
+            __global W *lim)
+{
+    /* lim: the interval holding every eigenvalue (Gershgorin's, widened), pivmin, the
+       absolute tolerance (2 eps ||T||) and stein's tiny-pivot bound (W's eps ||T||) */
+    __local W lo[LS], hi[LS], nrm[LS], e2[LS];
+    const int lid = get_local_id(0);
+    W l = INFINITY, h = -INFINITY, t = 0, m = 0;
+    for (int i = lid; i < n; i += LS) {
+        const W r = (i > 0 ? fabs(e[i - 1]) : 0) + (i < n - 1 ? fabs(e[i]) : 0);
+        l = fmin(l, d[i] - r);
+        h = fmax(h, d[i] + r);
+        t = fmax(t, fabs(d[i]) + r);
+        if (i < n - 1)
+            m = fmax(m, e[i] * e[i]);
+    }
+    lo[lid] = l;
+    hi[lid] = h;
+    nrm[lid] = t;
+    e2[lid] = m;
+    for (int span = LS / 2; span > 0; span /= 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < span) {
+            lo[lid] = fmin(lo[lid], lo[lid + span]);
+            hi[lid] = fmax(hi[lid], hi[lid + span]);
+            nrm[lid] = fmax(nrm[lid], nrm[lid + span]);
+            e2[lid] = fmax(e2[lid], e2[lid + span]);
+        }
+    }
+    if (lid == 0) {
+        const W tn = fmax(nrm[0], TINY), pivmin = TINY * fmax((W)1, e2[0]);
+        const W pad = 2 * eps * tn + 4 * pivmin;
+        lim[0] = lo[0] - pad;
+        lim[1] = hi[0] + pad;
+        lim[2] = pivmin;
+        lim[3] = 2 * eps * tn;
+        lim[4] = WEPS * tn;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
+void stebz(const int n, const int rounds, __global const W *d, __global const W *e,
+           __global const W *lim, const W reltol, __global W *w)
 {
     __local int above[LS];
     const int lid = get_local_id(0), j = lid % PTS, first = lid - j;
     const int k = get_global_id(0) / PTS;
-    W lo = lo0, hi = hi0;
+    const W pivmin = lim[2], abstol = lim[3];
+    W lo = lim[0], hi = lim[1];
     for (int round = 0; round < rounds; ++round) {
         const W width = hi - lo;
         const int done = k >= n || width <= fmax(abstol, reltol * fmax(fabs(lo), fabs(hi)));
@@ -41,7 +86,7 @@ void stebz(const int n, const int rounds, __global const W *d, __global const W 
                 q = -pivmin;
             count = q < 0;
             for (int i = 1; i < n; ++i) {
-                q = (d[i] - x) - e2[i - 1] / q;
+                q = (d[i] - x) - e[i - 1] * e[i - 1] / q;
                 if (fabs(q) < pivmin)
                     q = -pivmin;
                 count += q < 0;
@@ -76,7 +121,8 @@ inline W start(const uint i, const uint k)
 }
 
 __kernel void stein(const int n, __global const W *d, __global const W *e,
-                    __global const W *w, const W tol, __global W *work, __global W *z)
+                    __global const W *w, __global const W *lim, __global W *work,
+                    __global W *z)
 {
     const int k = get_global_id(0);
     if (k >= n)
@@ -87,7 +133,7 @@ __kernel void stein(const int n, __global const W *d, __global const W *e,
     __global W *ua = work, *ub = work + n * N, *ud = work + 2 * n * N,
                *lc = work + 3 * n * N, *sw = work + 4 * n * N;
 #define AT(p, i) p[(long)(i) * N + k]
-    const W lambda = w[k];
+    const W lambda = w[k], tol = lim[4];
     W a = d[0] - lambda, b = n > 1 ? e[0] : 0;
     for (int i = 0; i < n - 1; ++i) {
         const W c = e[i], an = d[i + 1] - lambda, bn = i + 1 < n - 1 ? e[i + 1] : 0;
