@@ -25,10 +25,9 @@ __all__ = ["eigh", "eigh_tridiagonal", "fits"]
 # stebz: work-group size, points a round per eigenvalue (the bracket shrinks POINTS + 1 fold).
 STEBZ_LOCAL = 256
 STEBZ_POINTS = 32
-# The vectors are taken where max |Z^T Z - I| is at most ORTH_START (one Newton-Schulz step
-# then leaves ~1.5e-12); past it the eigenvalues form clusters inverse iteration does not
-# resolve.
-ORTH_START = 1e-6
+# The vectors are taken where max |Z^T Z - I| is at most the square root of the output's eps
+# (one Newton-Schulz step then leaves ~1.5 eps); past it the eigenvalues form clusters
+# inverse iteration does not resolve.
 
 
 def fits(ctx, n, dtype):
@@ -144,6 +143,6 @@ def eigh(a, fit, vectors=True):
     w = UFUNCS["multiply"](w.astype(real), scale.astype(real))
     check()
     if not np.isfinite(float(top.get())) or (worst is not None and not float(
-            worst.get()) <= ORTH_START):
+            worst.get()) <= np.sqrt(np.finfo(real).eps)):
         return None
     return w, v
