@@ -133,7 +133,9 @@ def eigh(a, fit, vectors=True):
     scale = UFUNCS["exp2"](UFUNCS["floor"](UFUNCS["log2"](UFUNCS["maximum"](
         top, float(np.finfo(real).tiny)))))
     d, e, tau, vt, check = factorizations.sytrd(UFUNCS["true_divide"](a, scale), fit)
-    w, z = eigh_tridiagonal(d, e, vectors, float(np.finfo(real).eps))
+    # (eigenvalues to the working type's eps even for float32: the shifts of inverse
+    # iteration must resolve eigenvalues ~1 / n^2 apart, as the smallest of a a^T / n + I)
+    w, z = eigh_tridiagonal(d, e, vectors)
     v = worst = None
     if vectors:
         z, worst = _orthogonalized(z)
