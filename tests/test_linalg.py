@@ -334,8 +334,8 @@ def test_eigh_tridiagonal_route_across_work_groups(ctx, dt, monkeypatch):
     """One Hermitian matrix through the tridiagonal form: sytrd_grid with two work-groups
     meeting at a barrier a column (PoCL runs both at once), and on NVIDIA GPUs at 600 as
     eigh picks it; UPLO with junk in the other triangle, eigvalsh; repeated eigenvalues (2 I
-    + a rank-one term) and a NaN decline to another algorithm, the result right either
-    way."""
+    + a rank-one term; float64) and a NaN decline to another algorithm, the result right
+    either way."""
     need(ctx, dt)
     if "Intel" in ctx.device.platform:
         pytest.skip("Intel's CPU runtime crashes running work-groups that wait on each other")
@@ -368,7 +368,8 @@ def test_eigh_tridiagonal_route_across_work_groups(ctx, dt, monkeypatch):
             close(la.eigvalsh(g(ctx, junk), UPLO=uplo).get(), w, dt, n + 1)
             assert found.pop() is not None
         w, v = (x.get() for x in la.eigh(g(ctx, twice)))
-        assert found.pop() is None
+        # (float32's rounding spreads the repeated eigenvalue ~1e-6 apart: resolved there)
+        assert found.pop() is None or eps(dt) > 1e-10
         assert rel(norm2(twice @ v - v * w), norm2(twice)) < tol
         assert rel(norm2(adj(v) @ v - np.eye(n)), 1) < tol
         close(w, np.linalg.eigvalsh(twice), dt, n + 1)
