@@ -1160,8 +1160,8 @@ def sytrd_fits(ctx, n, dtype, groups=None):
             return None
         groups = min(ctx.device.compute_units, ls)
     groups = max(1, min(groups, n))
-    pow2 = lambda x: 1 << max(x - 1, 0).bit_length()  # noqa: E731
-    mc, rows = pow2(-(-n // ls)), pow2(-(-n // groups))
+    # (powers of two: few builds)
+    mc, rows = (1 << max(-(-n // k) - 1, 0).bit_length() for k in (ls, groups))
     rch = max(2, min(rows, SYTRD_REDUCE // (ls * dtype.itemsize)))
     rb = max(1, min(rch, SYTRD_LOADS // (mc * dtype.itemsize)))
     return groups, mc, max(rows, rch), rch, rb

@@ -2,8 +2,8 @@
 syevx way on the device: Householder tridiagonalization (factorizations.sytrd, one grid
 kernel), the tridiagonal matrix's eigenvalues by multisection (Sturm counts) and its
 eigenvectors by inverse iteration (kernels/tridiagonal.cl.mako, in float64 where the device
-has it), made orthogonal to working precision by Newton-Schulz steps (GEMMs), then Q applied
-by blocks of reflectors (GEMMs).
+has it), made orthogonal to working precision by a Newton-Schulz step (GEMMs), then Q
+applied by blocks of reflectors (GEMMs).
 
 Inverse iteration keeps vectors orthogonal to about eps ||T|| / gap: eigenvalues that close
 to each other (a cluster) would need the vectors reorthogonalized among themselves (LAPACK's
@@ -25,9 +25,6 @@ __all__ = ["eigh", "eigh_tridiagonal", "fits"]
 # stebz: work-group size, points a round per eigenvalue (the bracket shrinks POINTS + 1 fold).
 STEBZ_LOCAL = 256
 STEBZ_POINTS = 32
-# The vectors are taken where max |Z^T Z - I| is at most the square root of the output's eps
-# (one Newton-Schulz step then leaves ~1.5 eps); past it the eigenvalues form clusters
-# inverse iteration does not resolve.
 
 
 def fits(ctx, n, dtype):
@@ -55,16 +52,16 @@ def _kernels(ctx, wdt):
     return tuple(ctx.kernels[(*key, name)] for name in names)
 
 
-def eigh_tridiagonal(d, e, vectors=True, eps=None):
+def eigh_tridiagonal(d, e, vectors=True):
     """(w, z) of the real symmetric tridiagonal matrix of diagonal d (n,) and off-diagonal e
-    (n - 1,) (device arrays): the eigenvalues ascending, to ~eps relative (or eps ||T||;
-    default: the working type's), and the eigenvectors as z's columns (None without
-    `vectors`), in float64 where the device has it, else float32. The vectors are inverse
-    iteration's: see the module's note on clusters. Nothing waits for the device."""
+    (n - 1,) (device arrays): the eigenvalues ascending, to ~eps relative (or eps ||T||),
+    and the eigenvectors as z's columns (None without `vectors`), in float64 where the
+    device has it, else float32 (eps that type's). The vectors are inverse iteration's: see
+    the module's note on clusters. Nothing waits for the device."""
     ctx = d.context
     wdt = _working(ctx)
     n = d.shape[0]
-    eps = max(float(np.finfo(wdt).eps), eps or 0)
+    eps = float(np.finfo(wdt).eps)
     bounds, stebz, stein = _kernels(ctx, wdt)
     dw, ew = d.astype(wdt), e.astype(wdt) if n > 1 else empty((1,), wdt, context=ctx)
     lim = empty((5,), wdt, context=ctx)
@@ -133,7 +130,7 @@ def eigh(a, fit, vectors=True):
     scale = UFUNCS["exp2"](UFUNCS["floor"](UFUNCS["log2"](UFUNCS["maximum"](
         top, float(np.finfo(real).tiny)))))
     d, e, tau, vt, check = factorizations.sytrd(UFUNCS["true_divide"](a, scale), fit)
-    # (eigenvalues to the working type's eps even for float32: the shifts of inverse
+    # (eigenvalues to the working type's eps for float32 too: the shifts of inverse
     # iteration must resolve eigenvalues ~1 / n^2 apart, as the smallest of a a^T / n + I)
     w, z = eigh_tridiagonal(d, e, vectors)
     v = worst = None
@@ -144,6 +141,9 @@ def eigh(a, fit, vectors=True):
             _apply_q(vt, tau, v)
     w = UFUNCS["multiply"](w.astype(real), scale.astype(real))
     check()
+    # the vectors are taken where max |Z^T Z - I| <= sqrt(the output's eps) (the step then
+    # leaves ~1.5 eps); past it the eigenvalues form clusters inverse iteration does not
+    # resolve
     if not np.isfinite(float(top.get())) or (worst is not None and not float(
             worst.get()) <= np.sqrt(np.finfo(real).eps)):
         return None
