@@ -4,7 +4,7 @@
 ## Inputs: dtype ('float32', 'float64', 'complex64', 'complex128'), ls (the work-group size),
 ## part: 'main' (every kernel below but the panels), 'getrf_panel' or 'geqrf_panel' (that
 ## kernel, of one shape: rpt, lw, pw, ch, unroll), 'getrf_grid' or 'geqrf_grid' (pw, rw, warp),
-## 'trsm_grid' (pw, rc, lc); main: nb (potrf_leaf's largest n), tb and cb (trsm_tile's
+## 'trsm_grid' (pw, rc, lc), 'sytrd_grid' (mc, rows, rch, rb); main: nb (potrf_leaf's largest n), tb and cb (trsm_tile's
 ## largest n, and columns a work-group), kb (potrf_leaf's columns and trsm_tile's rows a
 ## step), pc (potrf_panel's columns of b a work-group), gpu (False: without the work-group
 ## kernels potrf_leaf, potrf_panel, tril_blocks, laswp_group and trsm_tile, which CPUs never
@@ -65,7 +65,7 @@
 ##     an m x w panel (m >= w), LAPACK's geqr2 (R on and above the diagonal, the reflectors
 ##     below, tau), and V explicitly (unit diagonal, zeros above) into v, V^H into vh when
 ##     want_vh.
-## Defines (parts 'getrf_grid', 'geqrf_grid', 'trsm_grid'): one matrix, its rows spread over
+## Defines (parts 'getrf_grid', 'geqrf_grid', 'trsm_grid', 'sytrd_grid'): one matrix, its rows spread over
 ## work-groups that meet at barriers in global memory (ints[at] counts arrivals; the caller
 ## zeroes it and launches at most one work-group a compute unit); info[0] = -1 where a
 ## barrier gave up (the groups did not all run at once), nothing computed:
@@ -80,6 +80,12 @@
 ##     right-hand sides) by blocks of pw rows, dinv the inverses of t's diagonal blocks,
 ##     ints[at:at + blocks] zeroed flags (block k of x written); the triangle's blocks pass
 ##     through local memory lc columns at a time.
+##   sytrd_grid(n, a..., d, e, tau, vt, ints, pv, kv, info): Householder tridiagonalization
+##     of the Hermitian n x n a (both triangles; overwritten), LAPACK's hetd2: d, e, tau and
+##     the reflectors as vt's rows; work-group g holds rows g, g + G, ... (at most `rows`),
+##     a work-item mc columns of the vectors in registers; each step one barrier (ints[0]),
+##     pv and kv the groups' parts of p = A v and v^H p (double-buffered); its rows' sums
+##     rch rows at a time, their loads rb rows at a time.
 ## The grid parts hand data between work-groups at the device's scope: by PTX's release and
 ## acquire operations with `acqrel` (cltypes.device_acqrel), else around `fence`, the
 ## statement that fences global memory at that scope (cltypes.device_fence).
