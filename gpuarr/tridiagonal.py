@@ -27,6 +27,10 @@ STEBZ_LOCAL = 256
 STEBZ_POINTS = 32
 
 
+# Reflectors a block of Q's application (three GEMMs and T a block).
+Q_BLOCK = 64
+
+
 def fits(ctx, n, dtype):
     """The sytrd_fits of an n x n matrix of dtype on ctx, or None (this route does not
     apply)."""
@@ -99,9 +103,9 @@ def _orthogonalized(z):
 
 def _apply_q(vt, tau, z):
     """Q z in place for Q = H0 H1 ... H(n-2) of sytrd (reflector k row k of vt), by blocks
-    of block_size reflectors, the last block first."""
+    of Q_BLOCK reflectors, the last block first."""
     m = vt.shape[0]
-    nb = factorizations.block_size(z.context)
+    nb = Q_BLOCK
     item = vt.itemsize
     for k0 in reversed(range(0, m, nb)):
         k1 = min(k0 + nb, m)
