@@ -4,8 +4,8 @@
 ## Inputs: dtype ('float32', 'float64', 'complex64', 'complex128'), ls (the work-group size),
 ## part: 'main' (every kernel below but the panels), 'getrf_panel' or 'geqrf_panel' (that
 ## kernel, of one shape: rpt, lw, pw, ch, unroll), 'getrf_grid' or 'geqrf_grid' (pw, rw, warp),
-## 'trsm_grid' (pw, rc, lc), 'sytrd_grid' (mc, rows, rch, rb); main: nb (potrf_leaf's largest n), tb and cb (trsm_tile's
-## largest n, and columns a work-group), kb (potrf_leaf's columns and trsm_tile's rows a
+## 'trsm_grid' (pw, rc, lc), 'sytrd_grid' (mc, rows, rch, rb); main: nb (potrf_leaf's
+## largest n), tb and cb (trsm_tile's largest n, and columns a work-group), kb (potrf_leaf's columns and trsm_tile's rows a
 ## step), pc (potrf_panel's columns of b a work-group), gpu (False: without the work-group
 ## kernels potrf_leaf, potrf_panel, tril_blocks, laswp_group and trsm_tile, which CPUs never
 ## run; Intel's CPU compiler took 35 s over a complex128 program with them, 1.2 s without).
@@ -65,10 +65,11 @@
 ##     an m x w panel (m >= w), LAPACK's geqr2 (R on and above the diagonal, the reflectors
 ##     below, tau), and V explicitly (unit diagonal, zeros above) into v, V^H into vh when
 ##     want_vh.
-## Defines (parts 'getrf_grid', 'geqrf_grid', 'trsm_grid', 'sytrd_grid'): one matrix, its rows spread over
-## work-groups that meet at barriers in global memory (ints[at] counts arrivals; the caller
-## zeroes it and launches at most one work-group a compute unit); info[0] = -1 where a
-## barrier gave up (the groups did not all run at once), nothing computed:
+## Defines (parts 'getrf_grid', 'geqrf_grid', 'trsm_grid', 'sytrd_grid'): one matrix, its
+## rows spread over work-groups that meet at barriers in global memory (ints[at] counts
+## arrivals; the caller zeroes it and launches at most one work-group a compute unit);
+## info[0] = -1 where a barrier gave up (the groups did not all run at once), nothing
+## computed:
 ##   getrf_grid(m, w, base, nsync, at, a..., piv, piv_off, piv_sb, info, ints, xs):
 ##     getrf_panel's result for an m x w panel (w <= pw), rw rows a work-group in local
 ##     memory, `warp` work-items leading each column (32: NVIDIA's PTX, with `redux` its
@@ -843,8 +844,9 @@ ${slab_row('r%d_' % u, 'base + (ry + %d - k0) * KB' % (u * rg), vt)}\
         {  /* the next step's rows into xs */
             const int c = ry - (k0 + KB) % RG, un = (k0 + KB) / RG;
             if (c >= 0 && c < KB)
+<% last = -(-tb // rg) - 1 %>\
                 xs[(s + 1) & 1][c][cx] =
-                    ${' : '.join('un == %d ? x%d' % (u, u) for u in range(-(-tb // rg) - 1))} : x${-(-tb // rg) - 1};
+                    ${' : '.join('un == %d ? x%d' % (u, u) for u in range(last))} : x${last};
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
