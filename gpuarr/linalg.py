@@ -438,8 +438,9 @@ def _host(x, name, square=True):
 
 def _eigh(x, UPLO, name, vectors=True):
     """(w, v) of the Hermitian stack x: Jacobi on the device up to factorizations'
-    JACOBI_MAX, one-sided block Jacobi on the device where gesvj_fits, else LAPACK on the
-    host (v None without `vectors`)."""
+    JACOBI_MAX, one matrix from EIGH_TRIDIAGONAL through the tridiagonal form where the
+    device takes it (and it does not decline), one-sided block Jacobi on the device where
+    gesvj_fits, else LAPACK on the host (v None without `vectors`)."""
     if UPLO not in ("L", "U"):
         raise ArgumentError(f"{name}: UPLO must be 'L' or 'U', not {UPLO!r}")
     x, dt = _stack(x, name)
