@@ -1162,7 +1162,11 @@ def sytrd_fits(ctx, n, dtype, groups=None):
     groups = max(1, min(groups, n))
     # (powers of two: few builds)
     mc, rows = (1 << max(-(-n // k) - 1, 0).bit_length() for k in (ls, groups))
-    rch = max(2, min(rows, SYTRD_REDUCE // (ls * dtype.itemsize)))
+    # (the row sums' buffer within SYTRD_REDUCE and the device's local memory, beside the
+    # rows' four vectors)
+    room = min(SYTRD_REDUCE, ctx.device.cl_device.local_mem_size - 4 * rows * dtype.itemsize
+               - 512)
+    rch = max(2, min(rows, 1 << (room // (ls * dtype.itemsize)).bit_length() - 1))
     rb = max(1, min(rch, SYTRD_LOADS // (mc * dtype.itemsize)))
     return groups, mc, max(rows, rch), rch, rb
 

@@ -818,12 +818,11 @@ void trsm_tile(const int n, const int nrhs, const int lower, const int unit, con
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int k0 = 0, s = 0; k0 < n; k0 += KB, ++s) {
         const int base = KB * (s * TB - KB * s * (s - 1) / 2);
-        __local T *const xin = &xs[s & 1][0][0];
 % for c in range(kb):
 ${slab_row('d%d_' % c, 'base + %d' % (c * kb), vt)}\
 % endfor
 % for c in range(kb):
-        T y${c} = xin[${c} * CB + cx];
+        T y${c} = xs[s & 1][${c}][cx];
 %   for c2 in range(c):
         y${c} -= MUL(d${c}_${c2}, y${c2});
 %   endfor

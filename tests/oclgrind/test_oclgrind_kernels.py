@@ -188,6 +188,26 @@ def test_triangular_solves_by_flags(ctx, monkeypatch):
            np.linalg.solve(h, b), atol=1e-4)
 
 
+def test_tridiagonal_eigensolver(ctx):
+    """sytrd_grid (one work-group: Oclgrind runs work-groups one after another), bounds,
+    stebz (a ragged last work-group) and stein through eigh_tridiagonal, Q by block_t and
+    the block reflectors: the eigenvalues of a 21 x 21 symmetric matrix, its tridiagonal
+    form's vectors."""
+    from gpuarr import factorizations, tridiagonal
+    h = _host((21, 21))
+    h = h + h.T
+    fit = factorizations.sytrd_fits(ctx, 21, np.dtype(np.float32), groups=1)
+    d, e, tau, vt, check = factorizations.sytrd(ga.asarray(h, context=ctx), fit)
+    check()
+    w, z = tridiagonal.eigh_tridiagonal(d, e)
+    _close(w, np.linalg.eigvalsh(h), atol=1e-3)
+    t = np.diag(d.get()) + np.diag(e.get(), 1) + np.diag(e.get(), -1)
+    zh = z.get()
+    np.testing.assert_allclose(t @ zh, zh * w.get(), atol=1e-3)
+    v = tridiagonal._apply_q(vt, tau, z.astype(np.float32))
+    np.testing.assert_allclose(h @ v.get(), v.get() * w.get(), atol=1e-2)
+
+
 def test_cholesky_steps(ctx):
     """potrf_panel (a diagonal block and the panel below it, three work-groups), tril_blocks,
     the update GEMMs; potrf_leaf and trsm_tile through a batch and a triangular solve."""
