@@ -449,7 +449,8 @@ def _eigh(x, UPLO, name, vectors=True):
         w, v = factorizations.syevj(_work(x, dt), upper=UPLO == "U")
         return w.reshape((*batch, n)), v.reshape(x.shape)
     p = math.prod(batch)
-    fit = p == 1 and n >= EIGH_TRIDIAGONAL and tridiagonal.fits(x.context, n, dt)
+    fit = p == 1 and n >= EIGH_TRIDIAGONAL and factorizations.sytrd_fits(x.context, n,
+                                                                         np.dtype(dt))
     if fit:
         found = _eigh_tridiagonal(_work(x, dt), UPLO == "U", vectors, fit)
         if found is not None:

@@ -15,12 +15,12 @@ import math
 import numpy as np
 
 from . import blas, factorizations, reduction
-from .base import empty, to_device
+from .base import empty
 from .kernels import get_program, kernel_from
 from .launch import enqueue
 from .ufuncs import UFUNCS
 
-__all__ = ["eigh", "eigh_tridiagonal", "fits"]
+__all__ = ["eigh", "eigh_tridiagonal"]
 
 # stebz: work-group size, points a round per eigenvalue (the bracket shrinks POINTS + 1 fold).
 STEBZ_LOCAL = 256
@@ -29,12 +29,6 @@ STEBZ_POINTS = 32
 
 # Reflectors a block of Q's application (three GEMMs and T a block).
 Q_BLOCK = 64
-
-
-def fits(ctx, n, dtype):
-    """The sytrd_fits of an n x n matrix of dtype on ctx, or None (this route does not
-    apply)."""
-    return factorizations.sytrd_fits(ctx, n, np.dtype(dtype))
 
 
 def _working(ctx):
@@ -95,7 +89,7 @@ def _orthogonalized(z):
     """(z with orthonormal columns, max |Z^T Z - I| before, a 0-d device array): one
     Newton-Schulz step Z (3 I - Z^T Z) / 2, which leaves ~1.5 max^2."""
     n = z.shape[0]
-    eye = to_device(np.eye(n, dtype=z.dtype), z.context)
+    eye = factorizations.identity(1, n, z.dtype, z.context)[0]  # (filled on the device)
     dev = UFUNCS["subtract"](blas.matmul(z.T, z), eye)
     worst = reduction.max(UFUNCS["absolute"](dev), None, keepdims=False)
     return UFUNCS["subtract"](z, UFUNCS["multiply"](blas.matmul(z, dev), 0.5)), worst
@@ -122,10 +116,11 @@ def _apply_q(vt, tau, z):
 
 
 def eigh(a, fit, vectors=True):
-    """(w, v) of the Hermitian (n, n) array `a` (both triangles), `fit` from fits():
-    eigenvalues ascending (real dtype of a) and the eigenvectors as v's columns (None
-    without `vectors`); None where a holds a NaN or an infinity, or the vectors of clustered
-    eigenvalues would not be orthogonal. The device is waited for once, at the end."""
+    """(w, v) of the Hermitian (n, n) array `a` (both triangles), `fit` from
+    factorizations.sytrd_fits: eigenvalues ascending (real dtype of a) and the eigenvectors
+    as v's columns (None without `vectors`); None where a holds a NaN or an infinity, or the
+    vectors of clustered eigenvalues would not be orthogonal. The device is waited for
+    once, at the end."""
     dt = a.dtype
     real = np.finfo(dt).dtype
     n = a.shape[0]

@@ -340,7 +340,7 @@ def test_eigh_tridiagonal_route_across_work_groups(ctx, dt, monkeypatch):
     if "Intel" in ctx.device.platform:
         pytest.skip("Intel's CPU runtime crashes running work-groups that wait on each other")
     sizes = [45]
-    if tridiagonal.fits(ctx, 600, dt):
+    if factorizations.sytrd_fits(ctx, 600, np.dtype(dt)):
         sizes.append(600)
     else:
         fits = factorizations.sytrd_fits
