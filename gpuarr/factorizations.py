@@ -96,6 +96,10 @@ GRID_ROWS = {"getrf_grid": 32, "geqrf_grid": 64}
 GRID_TILE = 32768
 # Work-items leading each column of getrf_grid (a warp: NVIDIA's inline PTX shuffles).
 GRID_WARP = 32
+# getrf_grid applies its panel's row swaps to the rest of the matrix before it ends (no
+# laswp launch a panel), this many columns at a time a work-group, with at least enough
+# work-groups that each takes two such chunks (up to the first panel's work-groups).
+GRID_SWAP_COLUMNS = 16
 # trsm_grid (the triangular solves of one matrix, one launch): right-hand sides at most
 # (fewer where 2 blocks of them would pass GRID_TILE bytes); the triangle's blocks pass
 # through the rest of GRID_BYTES of local memory (the widest power-of-two slice that fits).
@@ -174,7 +178,7 @@ _TYPES = {"potrf_leaf": [_I32] * 3 + _MAT * 3 + [None],
           "trsm": [_I32] * 6 + _MAT * 2,
           "trsm_tile": [_I32] * 6 + _MAT * 2 + [_I32] + _PIV,
           "getrf_panel": [_I32] * 3 + _MAT + _PIV + [None],
-          "getrf_grid": [_I32] * 5 + _MAT + _PIV + [None] * 3,
+          "getrf_grid": [_I32] * 7 + _MAT + _PIV + [None] * 3,
           "geqrf_grid": [_I32] * 4 + _MAT * 3 + _PIV + [None] * 3,
           "trsm_grid": [_I32] * 4 + _MAT * 4 + [None] * 2,
           "sytrd_grid": [_I32] + _MAT + [None] * 8,
@@ -289,12 +293,13 @@ class _Grid(NamedTuple):
     """getrf_grid's and geqrf_grid's geometry and scratch for the panels of one matrix: rows
     a work-group, leading work-items (WARP, or 1: portable), barrier counters (one a panel,
     zeroed, then getrf_grid's candidates' rows), the candidates' values and rows (or
-    geqrf_grid's partial sums)."""
+    geqrf_grid's partial sums), the work-groups they are sized for (the first panel's)."""
     rows: int
     warp: int
     panels: int
     ints: object
     values: object
+    groups: int
 
 
 def _grid(a, warp=None, rows=None, qr=False):
@@ -318,7 +323,7 @@ def _grid(a, warp=None, rows=None, qr=False):
     ints = zeros((panels + 2 * groups,), np.int32, context=ctx)
     # (getrf_grid's candidates 2 groups + 2 (groups + 1) nb, geqrf_grid's 2 (groups + 1) nb)
     values = empty((2 * groups + 2 * (groups + 1) * nb,), a.dtype, context=ctx)
-    return _Grid(rw, warp, panels, ints, values)
+    return _Grid(rw, warp, panels, ints, values, groups)
 
 
 def _grid_kernel(ctx, name, dtype, **shape):
@@ -368,18 +373,23 @@ def _grid_ok(ctx, dtype, rw):
     return ctx.state[key]
 
 
-def _grid_panel(a, piv, info, base, grid):
+def _grid_panel(a, piv, info, base, grid, left=0, right=0):
     """getrf_grid on the panel `a` (1, rows, w) whose first row and column are the matrix's
-    `base`."""
+    `base`; its row swaps also applied to the `left` columns before it and the `right`
+    after it (of a's rows)."""
     _, m, w = a.shape
     ctx = a.context
     nb = block_size(ctx)
-    kernel = _grid_kernel(ctx, "getrf_grid", a.dtype, pw=nb, rw=grid.rows, warp=grid.warp)
-    groups, ls = -(-m // grid.rows), GRID_LOCAL["getrf_grid"]
+    sc = GRID_SWAP_COLUMNS
+    kernel = _grid_kernel(ctx, "getrf_grid", a.dtype, pw=nb, rw=grid.rows, warp=grid.warp,
+                          sc=sc)
+    groups = max(-(-m // grid.rows), min(grid.groups, -(-(left + right) // (2 * sc))))
+    ls = GRID_LOCAL["getrf_grid"]
     item = piv.itemsize
     enqueue(ctx, kernel, (ls * groups,), (ls,),
-            [m, w, base, grid.panels, base // nb, *_mat(a), piv.storage, piv.offset // item,
-             piv.strides[0] // item, info.storage, grid.ints.storage, grid.values.storage],
+            [m, w, base, grid.panels, base // nb, left, right, *_mat(a), piv.storage,
+             piv.offset // item, piv.strides[0] // item, info.storage, grid.ints.storage,
+             grid.values.storage],
             (), (a.storage, piv.storage, info.storage, grid.ints.storage,
                  grid.values.storage))
 
@@ -567,11 +577,11 @@ def getrf(a, piv, info):
         for k in range(k0, e0, nb):
             e = min(k + nb, kmin)
             pk = piv[:, k:e]
-            if grid:
-                _grid_panel(_sub(a, k, m, k, e), pk, info, k, grid)
+            if grid:  # (the row swaps of the whole matrix in the same launch)
+                _grid_panel(_sub(a, k, m, k, e), pk, info, k, grid, k, n - e)
             else:
                 _panel(_sub(a, k, m, k, e), pk, info, k)
-            laswp(_sub(a, k, m, 0, n), pk, k, skip=(k, e))  # the panel swapped its columns
+                laswp(_sub(a, k, m, 0, n), pk, k, skip=(k, e))  # (the panel's own: done)
             if e < e0:  # the rest of the outer panel
                 u12 = _sub(a, k, e, e, e0)
                 trsm(_sub(a, k, e, k, e), u12, lower=True, unit=True)

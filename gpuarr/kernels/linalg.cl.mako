@@ -70,11 +70,13 @@
 ## arrivals; the caller zeroes it and launches at most one work-group a compute unit);
 ## info[0] = -1 where a barrier gave up (the groups did not all run at once), nothing
 ## computed:
-##   getrf_grid(m, w, base, nsync, at, a..., piv, piv_off, piv_sb, info, ints, xs):
-##     getrf_panel's result for an m x w panel (w <= pw), rw rows a work-group in local
+##   getrf_grid(m, w, base, nsync, at, left, right, a..., piv, piv_off, piv_sb, info, ints,
+##     xs): getrf_panel's result for an m x w panel (w <= pw), rw rows a work-group in local
 ##     memory, `warp` work-items leading each column (32: NVIDIA's PTX, with `redux` its
-##     warp reductions by redux.sync; 1: portable);
-##     xs holds the candidates (values, rows), ints[nsync:] their row numbers.
+##     warp reductions by redux.sync; 1: portable); xs holds the candidates (values, rows),
+##     ints[nsync:] their row numbers. Then the panel's row swaps applied to the `left`
+##     columns before the panel and the `right` after it (sc at a time, as laswp_group's,
+##     2 pw sc / ls a work-item): work-groups past the panel's rows (r0 >= m) only do that.
 ##   geqrf_grid(m, w, want_vh, at, a..., v..., vh..., tau, tau_off, tau_sb, ints, xs, info):
 ##     geqrf_panel's result, rw rows a work-group; xs holds the partial sums and row k.
 ##   trsm_grid(n, r, lower, at, t..., dinv..., b..., x..., ints, info): x = t^-1 b (r <= rc
@@ -136,6 +138,33 @@ inline T DIV(T a, T b)
 #define AT(name, i, j) name[name##_off + bat * name##_sb + (long)(i) * name##_sr \
                             + (long)(j) * name##_sc]
 
+<%def name="swap_moves(npiv, base, reverse)">\
+## The moves of the row swaps k <-> pv[k] - base (k < npiv; pv, row and src: local arrays
+## of npiv, 2 npiv and 2 npiv): slot t < npiv is row t; slot npiv + k row pv[k] - base where
+## that is past the first npiv rows and no earlier pivot names it. src[t]: the row whose
+## content the swaps bring to row[t] (the swaps undone from the last, or from the first
+## when `reverse`); a slot whose row keeps its content is -1.
+    for (int t = lid; t < 2 * (${npiv}); t += LS) {
+        int r = t;
+        if (t >= ${npiv}) {
+            const int k = t - ${npiv};
+            r = pv[k] - ${base};
+            if (r < ${npiv})
+                r = -1;
+            for (int i = 0; i < k && r >= 0; ++i)
+                if (pv[i] - ${base} == r)
+                    r = -1;
+        }
+        int from = r;
+        for (int i = 0; i < ${npiv} && r >= 0; ++i) {
+            const int k = ${reverse} ? i : ${npiv} - 1 - i;
+            const int p = pv[k] - ${base};
+            from = from == k ? p : from == p ? k : from;
+        }
+        row[t] = from == r ? -1 : r;
+        src[t] = from;
+    }
+</%def>\
 % if part in ('getrf_grid', 'trsm_grid', 'geqrf_grid', 'sytrd_grid'):
 /* Kernels whose work-groups meet at barriers in global memory (at most one a compute unit,
    so that all run at once): a counter a barrier, `target` = the arrivals it waits for. */
@@ -576,10 +605,6 @@ void laswp_group(const int rows_base, const int npiv, const int ncols, const int
                  const int skip0, const int skip1, MAT(a), __global const int *piv,
                  const long piv_off, const long piv_sb)
 {
-    /* Slot t < npiv is row t; slot npiv + k row piv[k] where that is past the first npiv
-       rows and no earlier pivot names it. src[t]: the row whose content the swaps bring to
-       row[t] (the swaps undone from the last, or from the first when `reverse`); a slot
-       whose row keeps its content is -1. */
     __local int row[2 * ${swaps}], src[2 * ${swaps}], pv[${swaps}];
     __local T vals[2 * ${swaps} * ${sc}];
     const long bat = get_global_id(1);
@@ -589,26 +614,7 @@ void laswp_group(const int rows_base, const int npiv, const int ncols, const int
         pv[k] = piv[piv_off + bat * piv_sb + k];
     barrier(CLK_LOCAL_MEM_FENCE);
     const int slots = 2 * npiv;
-    for (int t = lid; t < slots; t += LS) {
-        int r = t;
-        if (t >= npiv) {
-            const int k = t - npiv;
-            r = pv[k] - rows_base;
-            if (r < npiv)
-                r = -1;
-            for (int i = 0; i < k && r >= 0; ++i)
-                if (pv[i] - rows_base == r)
-                    r = -1;
-        }
-        int from = r;
-        for (int i = 0; i < npiv && r >= 0; ++i) {
-            const int k = reverse ? i : npiv - 1 - i;
-            const int p = pv[k] - rows_base;
-            from = from == k ? p : from == p ? k : from;
-        }
-        row[t] = from == r ? -1 : r;
-        src[t] = from;
-    }
+${swap_moves('npiv', 'rows_base', 'reverse')}\
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int e = lid; e < slots * ${sc}; e += LS) {
         const int t = e / ${sc}, j0 = col0 + e % ${sc};
@@ -1895,7 +1901,7 @@ inline void warp_best(R *bv, int *br)
 </%def>\
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void getrf_grid(const int m, const int w, const int base, const int nsync, const int at,
-                MAT(a), __global int *piv, const long piv_off, const long piv_sb,
+                const int left, const int right, MAT(a), __global int *piv, const long piv_off, const long piv_sb,
                 __global int *info, __global volatile int *ints, __global volatile T *xs)
 {
     /* Work-group g holds rows g RW .. g RW + RW - 1 of the panel in local memory; its first
@@ -1912,6 +1918,7 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
     __local T prow[PW];
     __local int state;  /* 1: the pivot was zero */
     __local int failed;  /* the groups did not all run at once */
+    __local int pv[PW], row[2 * PW], src[2 * PW];  /* the pivots, the moves after */
     const long bat = 0;
     const int lid = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
     const int j = lid % PW, lane = lid / PW;
@@ -2012,6 +2019,7 @@ ${grid_publish('0', False)}\
                         tile[k - r0][c] = prow[c];
                 if (lid == 0) {
                     state = zero;
+                    pv[k] = p;
                     if (g == 0) {
                         piv[piv_off + k] = base + p;
                         if (zero && info[0] == 0)
@@ -2054,6 +2062,29 @@ ${grid_publish('k + 1', True)}\
     if (!failed)
         for (int e = lid; e < nr * w; e += LS)
             AT(a, r0 + e / w, e % w) = tile[e / w][e % w];
+    /* The panel's row swaps on the matrix's columns outside it (`left` before it, `right`
+       after; LAPACK's laswp after the panel), SC columns at a time, dealt to the groups
+       round-robin: the moved rows' elements read into registers, then written. */
+    const int npiv = failed ? 0 : w, outside = failed ? 0 : left + right;
+${swap_moves('npiv', '0', '0')}\
+    barrier(CLK_LOCAL_MEM_FENCE);
+<%
+    nper = 2 * pw * sc // ls
+    assert nper * ls == 2 * pw * sc, (pw, sc, ls)
+%>\
+    for (int chunk = g * ${sc}; chunk < outside; chunk += G * ${sc}) {
+% for i in range(nper):
+        const int t${i} = (lid + ${i * ls}) / ${sc}, c${i} = chunk + (lid + ${i * ls}) % ${sc};
+        const int j${i} = c${i} < left ? c${i} - left : w + c${i} - left;
+        const int move${i} = t${i} < 2 * npiv && c${i} < outside && row[t${i}] >= 0;
+        const T x${i} = move${i} ? AT(a, src[t${i}], j${i}) : FROM_R(0);
+% endfor
+        barrier(CLK_GLOBAL_MEM_FENCE);  /* (every read of the chunk before any write) */
+% for i in range(nper):
+        if (move${i})
+            AT(a, row[t${i}], j${i}) = x${i};
+% endfor
+    }
 }
 % endif
 % else:
