@@ -1301,30 +1301,37 @@ void sytrd_grid(const int n, MAT(a), __global R *d, __global R *e, __global T *t
 #define AT3(name, q, i, j) name[name##_off + (long)(q) * name##_sb + (long)(i) * name##_sr \
                                 + (long)(j) * name##_sc]
 
-<% outs, loads = -(-pw * rc // ls), -(-pw * lc // ls) %>\
-<%def name="block_product(a, qa, a0, c0, v, an)">\
-## acc_q += the product of the rows (e / r) of a's block at (a0, c0) (an rows, kn columns,
-## LC at a time through ts) and the rows of v, for this work-item's outputs
-## e = lid + q LS < NB r (column e % r)
-        for (int l0 = 0; l0 < kn; l0 += LC) {
-            /* every load in flight before the first store (a loop would wait on each) */
+<% outs, loads, chunks = -(-pw * rc // ls), -(-pw * lc // ls), -(-pw // lc) %>\
+<%def name="block_load(a, qa, a0, c0, an, kn, y)">\
+## y<c>_<q>: the block of a at (a0, c0) (an rows, kn columns; zeros past them), a chunk of LC
+## columns (c) as block_product takes it through ts, loaded into registers
+% for c in range(chunks):
 % for q in range(loads):
-            const int i${q} = lid + ${q * ls};
-            const T y${q} = i${q} < NB * LC && i${q} / LC < ${an} && l0 + i${q} % LC < kn ?
-                AT3(${a}, ${qa}, ${a0} + i${q} / LC, ${c0} + l0 + i${q} % LC) : FROM_R(0);
+        const T ${y}${c}_${q} = lid + ${q * ls} < NB * LC && (lid + ${q * ls}) / LC < ${an}
+            && ${c * lc} + (lid + ${q * ls}) % LC < ${kn} ? AT3(${a}, ${qa}, ${a0} +
+            (lid + ${q * ls}) / LC, ${c0} + ${c * lc} + (lid + ${q * ls}) % LC) : FROM_R(0);
 % endfor
-            barrier(CLK_LOCAL_MEM_FENCE);
+% endfor
+</%def>\
+<%def name="block_product(y, v)">\
+## acc_q += the product of block_load's block y and the rows of v (local, NB x r; zeros past
+## the block's columns) for this work-item's outputs e = lid + q LS < NB r (column e % r)
+% for c in range(chunks):
+        barrier(CLK_LOCAL_MEM_FENCE);
 % for q in range(loads):
-            if (i${q} < NB * LC)
-                ts[i${q} / LC][i${q} % LC] = y${q};
+        if (lid + ${q * ls} < NB * LC)
+            ts[(lid + ${q * ls}) / LC][(lid + ${q * ls}) % LC] = ${y}${c}_${q};
 % endfor
-            barrier(CLK_LOCAL_MEM_FENCE);
+        barrier(CLK_LOCAL_MEM_FENCE);
 % for q in range(outs):
-            if (lid + ${q * ls} < NB * r)
-                for (int l = 0; l < LC; ++l)
-                    acc${q} += MUL(ts[(lid + ${q * ls}) / r][l], ${v}[l0 + l][(lid + ${q * ls}) % r]);
-% endfor
+        if (lid + ${q * ls} < NB * r) {
+            /* (unrolled: the local loads issued together, not one round trip each) */
+#pragma unroll
+            for (int l = 0; l < LC; ++l)
+                acc${q} += MUL(ts[(lid + ${q * ls}) / r][l], ${v}[${c * lc} + l][(lid + ${q * ls}) % r]);
         }
+% endfor
+% endfor
 </%def>\
 
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
@@ -1355,8 +1362,17 @@ void trsm_grid(const int n, const int r, const int lower, const int at, MAT(t), 
 % for q in range(outs):
         T acc${q} = FROM_R(0);
 % endfor
+        /* what does not depend on x (b_k, dinv[k], each t_kj) loaded before the waits */
+% for q in range(outs):
+        const int e${q} = lid + ${q * ls};
+        const T bk${q} = e${q} < NB * r && e${q} / r < kr ?
+            b[b_off + (long)(k0 + e${q} / r) * b_sr + (long)(e${q} % r) * b_sc] : FROM_R(0);
+% endfor
+${block_load('dinv', 'k', '0', '0', 'kr', 'kr', 'd')}\
         for (int s2 = 0; s2 < s; ++s2) {
             const int j = lower ? s2 : nblk - 1 - s2, j0 = j * NB;
+            const int kn = min(NB, n - j0);  /* (the columns of t_kj) */
+${block_load('t', '0', 'k0', 'j0', 'kr', 'kn', 't')}\
             if (lid == 0 && !fail) {
                 int spins = 0;
                 while (acquire_load(&ints[at + j]) == 0 && ++spins < SPIN_MAX)
@@ -1367,40 +1383,28 @@ void trsm_grid(const int n, const int r, const int lower, const int at, MAT(t), 
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-            const int kn = fail ? 0 : min(NB, n - j0);  /* (the columns of t_kj) */
+            const int xn = fail ? 0 : kn;
 % for q in range(outs):
-            const int e${q} = lid + ${q * ls};
-            const T z${q} = e${q} < NB * r && e${q} / r < kn ?
+            const T z${q} = e${q} < NB * r && e${q} / r < xn ?
                 xv[x_off + (long)(j0 + e${q} / r) * x_sr + (long)(e${q} % r) * x_sc] : FROM_R(0);
 % endfor
 % for q in range(outs):
             if (e${q} < NB * r)
                 xs[e${q} / r][e${q} % r] = z${q};
 % endfor
-${block_product('t', '0', 'k0', 'j0', 'xs', 'kr')}\
+${block_product('t', 'xs')}\
         }
         /* b_k - the sum, then x_k = dinv[k] times it */
         barrier(CLK_LOCAL_MEM_FENCE);
 % for q in range(outs):
-        if (lid + ${q * ls} < NB * r) {
-            const int e = lid + ${q * ls};
-            xs[e / r][e % r] = e / r < kr ?
-                b[b_off + (long)(k0 + e / r) * b_sr + (long)(e % r) * b_sc] - acc${q} :
-                FROM_R(0);  /* (0 * garbage: NaN) */
-        }
+        if (e${q} < NB * r)
+            xs[e${q} / r][e${q} % r] = e${q} / r < kr ? bk${q} - acc${q} : FROM_R(0);
+        acc${q} = FROM_R(0);
 % endfor
-        {
-            const int kn = kr;
+${block_product('d', 'xs')}\
 % for q in range(outs):
-            acc${q} = FROM_R(0);
-% endfor
-${block_product('dinv', 'k', '0', '0', 'xs', 'NB')}\
-        }
-% for q in range(outs):
-        if (lid + ${q * ls} < kr * r) {
-            const int e = lid + ${q * ls};
-            x[x_off + (long)(k0 + e / r) * x_sr + (long)(e % r) * x_sc] = acc${q};
-        }
+        if (e${q} < kr * r)
+            x[x_off + (long)(k0 + e${q} / r) * x_sr + (long)(e${q} % r) * x_sc] = acc${q};
 % endfor
         /* the work-group's writes of x_k, seen by work-item 0 at the barrier, released to
            the device with the flag */
