@@ -174,11 +174,11 @@ _TYPES = {"potrf_leaf": [_I32] * 3 + _MAT * 3 + [None],
           "getrf1": [_I32] * 4 + _MAT + _PIV + [None],
           "syevj1": [_I32] * 3 + _MAT * 2 + [None, _I64, _I64],
           "pivots_to_perm": [_I32] * 3 + _PIV + [None],
-          "gather": [_I32] * 3 + _MAT + [None] + _MAT,
+          "gather": [_I32] * 3 + _MAT + _PIV + _MAT,
           "trsm": [_I32] * 6 + _MAT * 2,
           "trsm_tile": [_I32] * 6 + _MAT * 2 + [_I32] + _PIV,
           "getrf_panel": [_I32] * 3 + _MAT + _PIV + [None],
-          "getrf_grid": [_I32] * 7 + _MAT + _PIV + [None] * 3,
+          "getrf_grid": [_I32] * 7 + _MAT + _PIV + [None] * 3 + [_I32, None],
           "geqrf_grid": [_I32] * 4 + _MAT * 3 + _PIV + [None] * 3,
           "trsm_grid": [_I32] * 4 + _MAT * 4 + [None] * 2,
           "sytrd_grid": [_I32] + _MAT + [None] * 8,
@@ -373,10 +373,10 @@ def _grid_ok(ctx, dtype, rw):
     return ctx.state[key]
 
 
-def _grid_panel(a, piv, info, base, grid, left=0, right=0):
+def _grid_panel(a, piv, info, base, grid, left=0, right=0, order=None):
     """getrf_grid on the panel `a` (1, rows, w) whose first row and column are the matrix's
     `base`; its row swaps also applied to the `left` columns before it and the `right`
-    after it (of a's rows)."""
+    after it (of a's rows), and to `order` (getrf's) where given."""
     _, m, w = a.shape
     ctx = a.context
     nb = block_size(ctx)
@@ -389,9 +389,10 @@ def _grid_panel(a, piv, info, base, grid, left=0, right=0):
     enqueue(ctx, kernel, (ls * groups,), (ls,),
             [m, w, base, grid.panels, base // nb, left, right, *_mat(a), piv.storage,
              piv.offset // item, piv.strides[0] // item, info.storage, grid.ints.storage,
-             grid.values.storage],
+             grid.values.storage, int(order is not None),
+             (grid.ints if order is None else order).storage],
             (), (a.storage, piv.storage, info.storage, grid.ints.storage,
-                 grid.values.storage))
+                 grid.values.storage, *(() if order is None else (order.storage,))))
 
 
 def _real_of(dtype):
@@ -561,24 +562,29 @@ def syrk_lower(alpha, x, c, depth=3):
 
 def getrf(a, piv, info):
     """In-place LU with partial pivoting of the (p, m, n) view `a`; piv (p, min(m, n)) int32
-    gets LAPACK's pivots (0-based): row k was swapped with row piv[k], in order."""
+    gets LAPACK's pivots (0-based): row k was swapped with row piv[k], in order. Returns the
+    rows' order where the panels kept it on the way (getrf_grid: one matrix on NVIDIA GPUs),
+    else None: (2, m) int32, row i of the factors' P A is row order[0, i] of A, and
+    order[1] the inverse permutation (what getrs and getri would otherwise work out from
+    piv)."""
     p, m, n = a.shape
     kmin = min(m, n)
     if p == 0 or kmin == 0:
-        return a
+        return None
     nb = block_size(a.context)
     if n <= nb and m <= nb:  # one launch for the batch
         _panel(a, piv, info, 0, leaf=n)
-        return a
+        return None
     outer = LU_OUTER[device_class(a.context)] * nb
     grid = _grid(a)
+    order = empty((2, m), np.int32, context=a.context) if grid else None
     for k0 in range(0, kmin, outer):
         e0 = min(k0 + outer, kmin)
         for k in range(k0, e0, nb):
             e = min(k + nb, kmin)
             pk = piv[:, k:e]
             if grid:  # (the row swaps of the whole matrix in the same launch)
-                _grid_panel(_sub(a, k, m, k, e), pk, info, k, grid, k, n - e)
+                _grid_panel(_sub(a, k, m, k, e), pk, info, k, grid, k, n - e, order)
             else:
                 _panel(_sub(a, k, m, k, e), pk, info, k)
                 laswp(_sub(a, k, m, 0, n), pk, k, skip=(k, e))  # (the panel's own: done)
@@ -593,7 +599,7 @@ def getrf(a, piv, info):
                 blas.gemm_into(-1, _sub(a, e0, m, k0, e0), u12, 1, _sub(a, e0, m, e0, n))
     if grid:
         _check_grid(info, f"LU of a {m} x {n} matrix", -(-m // grid.rows))
-    return a
+    return order
 
 
 def _panel(a, piv, info, base, leaf=None):
@@ -654,21 +660,25 @@ def laswp(b, piv, rows_base=0, reverse=False, skip=(0, 0)):
     return b
 
 
-def _permuted(b, piv, by_cols=False, reverse=False):
+def _permuted(b, piv, by_cols=False, reverse=False, order=None):
     """b with piv's swaps (p, n) applied to its rows (or columns, last swap first with
     `reverse`): in place by laswp for n up to the block size, else one gather into a new
-    array (a swap at a time would run n steps per column)."""
+    array (a swap at a time would run n steps per column), by getrf's `order` where given."""
     p, r, c = b.shape
     n = piv.shape[1]
-    if n <= block_size(b.context) or p == 0 or r == 0 or c == 0:
+    if p == 0 or r == 0 or c == 0 or (n <= block_size(b.context) and order is None):
         view = b.swapaxes(1, 2) if by_cols else b
         laswp(view, piv, reverse=reverse)
         return b
     ctx = b.context
-    perm = empty((p, n), np.int32, context=ctx)
-    kernel, ls = _kernel(ctx, "pivots_to_perm", b.dtype)
-    enqueue(ctx, kernel, (_columns(n, ls), p), (ls, 1),
-            [p, n, int(reverse), *_vec(piv), perm.storage], (piv.storage,), (perm.storage,))
+    if order is not None:
+        perm = order[int(reverse)].reshape((1, n))
+    else:
+        perm = empty((p, n), np.int32, context=ctx)
+        kernel, ls = _kernel(ctx, "pivots_to_perm", b.dtype)
+        enqueue(ctx, kernel, (_columns(n, ls), p), (ls, 1),
+                [p, n, int(reverse), *_vec(piv), perm.storage], (piv.storage,),
+                (perm.storage,))
     return gather_rows(b, perm, empty(b.shape, b.dtype, context=ctx), by_cols)
 
 
@@ -756,9 +766,9 @@ def _trtri_unit_lower(t, x, leaves=True):
     return x
 
 
-def getrs(lu, piv, b):
-    """A^-1 b from A's LU factors (getrf's lu and piv), b: (p, n, r); b is overwritten, the
-    solution returned (b itself or a new array)."""
+def getrs(lu, piv, b, order=None):
+    """A^-1 b from A's LU factors (getrf's lu and piv, and its order where it gave one), b:
+    (p, n, r); b is overwritten, the solution returned (b itself or a new array)."""
     p, n, r = b.shape
     ctx = b.context
     if PER_ITEM[device_class(ctx)] and n <= block_size(ctx) and p * r:
@@ -767,7 +777,7 @@ def getrs(lu, piv, b):
                 [p, n, r, *_mat(lu), *_vec(piv), *_mat(b)], (lu.storage, piv.storage),
                 (b.storage,))
         return b
-    b = _permuted(b, piv)
+    b = _permuted(b, piv, order=order)
     leaf = _trsm_leaf(ctx, b.dtype)
     groups = (p == 1 and n > leaf and r <= _trsm_grid_rhs(ctx, b.dtype)[0]
               and _trsm_groups(ctx, -(-n // leaf)))
@@ -838,9 +848,10 @@ def _check_grid(info, what, groups):
             f"gpuarr.factorizations.GRID = False turns such kernels off")
 
 
-def getri(lu, piv):
-    """A^-1 from A's LU factors, LAPACK's way (~2 n^3 flops with the factorization, where
-    solving with the identity takes ~2.7): inv(U) inv(L) P, inv(L) recursive."""
+def getri(lu, piv, order=None):
+    """A^-1 from A's LU factors (and getrf's order where it gave one), LAPACK's way (~2 n^3
+    flops with the factorization, where solving with the identity takes ~2.7): inv(U)
+    inv(L) P, inv(L) recursive."""
     p, n, _ = lu.shape
     ctx = lu.context
     if n <= block_size(ctx) or p == 0:
@@ -848,7 +859,7 @@ def getri(lu, piv):
     x = zeros((p, n, n), lu.dtype, context=ctx)
     _trtri_unit_lower(lu, x)
     trsm(lu, x, lower=False)
-    return _permuted(x, piv, by_cols=True, reverse=True)
+    return _permuted(x, piv, by_cols=True, reverse=True, order=order)
 
 
 def gauss_jordan_fits(ctx, n, dtype, nrhs=0):
@@ -1030,7 +1041,8 @@ def gesvj(x, v=None, tol=None):
 
 def gather_rows(x, perm, out, by_cols=False):
     """out[b, i, :] = x[b, perm[b, i], :] (by_cols: out[b, :, j] = x[b, :, perm[b, j]]) for
-    the (p, r, c) arrays x and out (any strides) and the int32 perm: one launch."""
+    the (p, r, c) arrays x and out and the int32 perm (p, r or c) (any strides along p):
+    one launch."""
     p, r, c = out.shape
     if not (p and r and c):
         return out
@@ -1038,7 +1050,7 @@ def gather_rows(x, perm, out, by_cols=False):
     kernel, ls = _kernel(ctx, "gather", x.dtype)
     ls = min(ls, -(-c // 32) * 32)
     enqueue(ctx, kernel, (_columns(c, ls), r, p), (ls, 1, 1),
-            [r, c, int(by_cols), *_mat(x), perm.storage, *_mat(out)],
+            [r, c, int(by_cols), *_mat(x), *_vec(perm), *_mat(out)],
             (x.storage, perm.storage), (out.storage,))
     return out
 

@@ -277,15 +277,15 @@ def _singular(k):
 
 
 def _lu(x, name):
-    """(lu (p, n, n), piv, info, batch shape, dtype) of the square stack x."""
+    """(lu (p, n, n), piv, info, batch shape, dtype, getrf's order) of the square stack x."""
     x, dt = _stack(x, name)
     batch = x.shape[:-2]
     a = _work(x, dt)
     p, n = a.shape[0], a.shape[-1]
     piv = empty((p, n), np.int32, context=a.context)
     info = _info(a, p)
-    factorizations.getrf(a, piv, info)
-    return a, piv, info, batch, dt
+    order = factorizations.getrf(a, piv, info)
+    return a, piv, info, batch, dt, order
 
 
 def cholesky(x, /, *, upper=False):
@@ -349,9 +349,9 @@ def solve(x1, x2, /):
         return x.reshape(shape)
     # a and b are working copies here: a becomes its LU factors, b the solution
     piv = empty(a.shape[:2], np.int32, context=a.context)
-    factorizations.getrf(a, piv, info)
+    order = factorizations.getrf(a, piv, info)
     _raise_info(info, batch, "solve", _singular)
-    return factorizations.getrs(a, piv, b).reshape(shape)
+    return factorizations.getrs(a, piv, b, order).reshape(shape)
 
 
 def inv(x, /):
@@ -364,8 +364,8 @@ def inv(x, /):
         info = _info(a, a.shape[0])
         inverse = factorizations.inverse(a, info)
     else:
-        lu, piv, info, _, _ = _lu(x, "inv")
-        inverse = factorizations.getri(lu, piv)
+        lu, piv, info, _, _, order = _lu(x, "inv")
+        inverse = factorizations.getri(lu, piv, order)
     _raise_info(info, batch, "inv", _singular)
     return inverse.reshape((*batch, n, n))
 
@@ -373,7 +373,7 @@ def inv(x, /):
 def _lu_diagonal(x, name):
     """(diagonal of U, permutation parity, batch shape, dtype) on the host: det and slogdet
     are O(n) per matrix once the LU factors are known."""
-    lu, piv, _, batch, dt = _lu(x, name)
+    lu, piv, _, batch, dt, _ = _lu(x, name)
     n = lu.shape[-1]
     diag = manipulation.diagonal(lu, 0, 1, 2).get()
     swaps = np.count_nonzero(piv.get() != np.arange(n, dtype=np.int32), axis=-1)
@@ -892,7 +892,7 @@ def lu_factor(a, /):
     """(lu, piv) of each square matrix: L (unit, below the diagonal) and U in one array,
     LAPACK's 0-based row interchanges (scipy.linalg.lu_factor's layout). A zero pivot is no
     error here (solve and inv raise)."""
-    lu, piv, _, batch, _ = _lu(a, "lu_factor")
+    lu, piv, _, batch, _, _ = _lu(a, "lu_factor")
     n = lu.shape[-1]
     return lu.reshape((*batch, n, n)), piv.reshape((*batch, n))
 

@@ -880,9 +880,21 @@ def test_lu_panels_across_work_groups(ctx, gpu_kernels, monkeypatch):
         a[0, :, 90] = 1  # one matrix, n > the leaves: trsm_grid (one work-group elsewhere)
         if not nvidia:
             monkeypatch.setattr(factorizations, "_trsm_groups", lambda c, nblk: 1)
+            monkeypatch.setattr(factorizations, "_grid",
+                                lambda x: grid(x, warp=1, rows=x.shape[1]))
+        lu, piv, info = g(ctx, a), ga.empty((1, 150), np.int32, context=ctx), ga.zeros(
+            (1,), np.int32, context=ctx)
+        order = factorizations.getrf(lu, piv, info).get()  # the rows' order, kept by the panels
+        perm = np.arange(150)
+        for k, p in enumerate(piv.get()[0]):
+            perm[[k, p]] = perm[[p, k]]
+        assert order[0].tolist() == perm.tolist()
+        assert order[1].tolist() == np.argsort(perm).tolist()
         b = rand((150, 3), dt, 6)
         x = la.solve(g(ctx, a[0]), g(ctx, b)).get()
         assert rel(norm2(a[0] @ x - b), norm2(a[0]) * norm2(x)) < 30 * 150 * eps(dt)
+        ai = la.inv(g(ctx, a[0])).get()
+        assert rel(norm2(a[0] @ ai - np.eye(150)), norm2(a[0]) * norm2(ai)) < 30 * 150 * eps(dt)
 
 
 @pytest.mark.parametrize("groups", [1, 2])

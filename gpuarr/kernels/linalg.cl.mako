@@ -40,8 +40,9 @@
 ##   pivots_to_perm(count, n, reverse, piv, piv_off, piv_sb, perm): perm[b] (n ints a matrix)
 ##     = the positions 0..n-1 after piv's swaps, in order or last first: the row (column)
 ##     permutation as one gather. Work-items over (positions, batch).
-##   gather(rows, cols, by_cols, x..., perm, y...): y[i][j] = x[perm[i]][j] (by rows) or
-##     x[i][perm[j]] (by_cols); work-items over (columns, rows, batch).
+##   gather(rows, cols, by_cols, x..., perm, perm_off, perm_sb, y...): y[i][j] =
+##     x[perm[i]][j] (by rows) or x[i][perm[j]] (by_cols), perm a matrix's from perm_off;
+##     work-items over (columns, rows, batch).
 ##   trsm(n, nrhs, lower, unit, conj_t, ident, t..., b...): b = t^-1 b in place, t lower or
 ##     upper triangular (unit diagonal when `unit`), conj(t) when conj_t; with `ident` b's
 ##     input is taken as the identity (not read). Work-items over columns of b.
@@ -71,12 +72,13 @@
 ## info[0] = -1 where a barrier gave up (the groups did not all run at once), nothing
 ## computed:
 ##   getrf_grid(m, w, base, nsync, at, left, right, a..., piv, piv_off, piv_sb, info, ints,
-##     xs): getrf_panel's result for an m x w panel (w <= pw), rw rows a work-group in local
+##     xs, track, order): getrf_panel's result for an m x w panel (w <= pw), rw rows a work-group in local
 ##     memory, `warp` work-items leading each column (32: NVIDIA's PTX, with `redux` its
 ##     warp reductions by redux.sync; 1: portable); xs holds the candidates (values, rows),
 ##     ints[nsync:] their row numbers. Then the panel's row swaps applied to the `left`
 ##     columns before the panel and the `right` after it (sc at a time, as laswp_group's,
-##     2 pw sc / ls a work-item): work-groups past the panel's rows (r0 >= m) only do that.
+##     2 pw sc / ls a work-item): work-groups past the panel's rows (r0 >= m) only do that;
+##     with `track`, the same moves on the rows' order (order, 2 (base + m) ints).
 ##   geqrf_grid(m, w, want_vh, at, a..., v..., vh..., tau, tau_off, tau_sb, ints, xs, info):
 ##     geqrf_panel's result, rw rows a work-group; xs holds the partial sums and row k.
 ##   trsm_grid(n, r, lower, at, t..., dinv..., b..., x..., ints, info): x = t^-1 b (r <= rc
@@ -654,13 +656,14 @@ __kernel void pivots_to_perm(const int count, const int n, const int reverse,
 }
 
 __kernel void gather(const int rows, const int cols, const int by_cols, MAT(x),
-                     __global const int *perm, MAT(y))
+                     __global const int *perm, const long perm_off, const long perm_sb,
+                     MAT(y))
 {
     const int j = get_global_id(0), i = get_global_id(1);
     const long bat = get_global_id(2);
     if (j >= cols)
         return;
-    const int src = perm[bat * (by_cols ? cols : rows) + (by_cols ? j : i)];
+    const int src = perm[perm_off + bat * perm_sb + (by_cols ? j : i)];
     AT(y, i, j) = by_cols ? AT(x, i, src) : AT(x, src, j);
 }
 
@@ -1905,8 +1908,10 @@ inline void warp_best(R *bv, int *br)
 </%def>\
 __kernel __attribute__((reqd_work_group_size(LS, 1, 1)))
 void getrf_grid(const int m, const int w, const int base, const int nsync, const int at,
-                const int left, const int right, MAT(a), __global int *piv, const long piv_off, const long piv_sb,
-                __global int *info, __global volatile int *ints, __global volatile T *xs)
+                const int left, const int right, MAT(a), __global int *piv,
+                const long piv_off, const long piv_sb, __global int *info,
+                __global volatile int *ints, __global volatile T *xs, const int track,
+                __global int *order)
 {
     /* Work-group g holds rows g RW .. g RW + RW - 1 of the panel in local memory; its first
        WARP work-items lead. Per column k the leaders wait for every group's pivot candidate
@@ -2088,6 +2093,22 @@ ${swap_moves('npiv', '0', '0')}\
         if (move${i})
             AT(a, row[t${i}], j${i}) = x${i};
 % endfor
+    }
+    /* With `track`, group 0 moves the matrix's rows' order likewise: order[i] = the row of
+       the input now row i, order[M + order[i]] = i (M = base + m rows; the first panel sets
+       both to the identity). Barriers reached by every group. */
+<% assert ls >= 2 * pw, (ls, pw) %>\
+    const int tracking = track && g == 0 && !failed, M = base + m;
+    if (tracking && base == 0)
+        for (int i = lid; i < M; i += LS)
+            order[i] = order[M + i] = i;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    const int moved = tracking && lid < 2 * npiv && row[lid] >= 0;
+    const int was = moved ? order[base + src[lid]] : 0;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (moved) {
+        order[base + row[lid]] = was;
+        order[M + was] = base + row[lid];
     }
 }
 % endif
