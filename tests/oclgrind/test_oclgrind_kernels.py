@@ -177,15 +177,19 @@ def test_row_swaps(ctx):
     np.testing.assert_array_equal(a.get(), want)
 
 
-def test_triangular_solves_by_flags(ctx, monkeypatch):
-    """trsm_grid (one work-group: the blocks in turn, each after its flags): the two solves of
-    a 150 x 150 system with a ragged last block."""
+def test_lu_and_triangular_solves_by_grid_kernels(ctx, monkeypatch):
+    """getrf_grid (one work-group: Oclgrind runs work-groups one after another; portable
+    leaders): the panels, their row swaps on the rest of the matrix and the rows' order;
+    trsm_grid (the blocks in turn, each after its flags): the two solves of a 110 x 110
+    system with a ragged last block."""
     from gpuarr import factorizations, linalg
+    grid = factorizations._grid
+    monkeypatch.setattr(factorizations, "_grid", lambda x: grid(x, warp=1, rows=x.shape[1]))
     monkeypatch.setattr(factorizations, "_trsm_groups", lambda c, nblk: 1)
-    h = _host((150, 150)) / 150 + np.eye(150, dtype=np.float32)  # well conditioned
-    b = _host((150, 3))
-    _close(linalg.solve(ga.asarray(h, context=ctx), ga.asarray(b, context=ctx)),
-           np.linalg.solve(h, b), atol=1e-4)
+    h, b = _host((110, 110)), _host((110, 3))  # (rows swapped at most columns)
+    x = linalg.solve(ga.asarray(h, context=ctx), ga.asarray(b, context=ctx)).get()
+    assert np.linalg.norm(h @ x - b) < 1e-5 * np.linalg.norm(h) * np.linalg.norm(x)
+    assert {"getrf_grid", "trsm_grid"} <= {k[1] for k in ctx.programs if k[0] == "linalg-grid"}
 
 
 def test_tridiagonal_eigensolver(ctx):
