@@ -1351,7 +1351,9 @@ void trsm_grid(const int n, const int r, const int lower, const int at, MAT(t), 
        (the groups did not all run at once) sets info[0] = -1; the groups then run on
        without work (every barrier reached by all, none under a condition, which PoCL
        miscompiles). */
-    __local T xs[NB][RC], ts[NB][LC];
+    /* (ts's rows a word longer, so that a row each work-item (one right-hand side) falls
+       on banks apart: 64 words a row put all of a warp's reads in one bank) */
+    __local T xs[NB][RC], ts[NB][LC + 1];
     __local int fail;
     const int lid = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
     const int nblk = (n + NB - 1) / NB;
@@ -1923,7 +1925,9 @@ void getrf_grid(const int m, const int w, const int base, const int nsync, const
        lid / PW + q LANES): that update overlaps the wait for the other groups. The
        candidates are double-buffered by the column's parity: a group publishes column
        k + 1's after every group arrived for column k, so after reading column k - 1's. */
-    __local T tile[RW][PW];
+    /* (rows a word longer: the leaders' lanes take a row each, which at PW words a row
+       would all read one bank) */
+    __local T tile[RW][PW + 1];
     __local T prow[PW];
     __local int state;  /* 1: the pivot was zero */
     __local int failed;  /* the groups did not all run at once */
