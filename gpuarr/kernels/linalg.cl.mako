@@ -72,9 +72,10 @@
 ## info[0] = -1 where a barrier gave up (the groups did not all run at once), nothing
 ## computed:
 ##   getrf_grid(m, w, base, nsync, at, left, right, a..., piv, piv_off, piv_sb, info, ints,
-##     xs, track, order): getrf_panel's result for an m x w panel (w <= pw), rw rows a work-group in local
-##     memory, `warp` work-items leading each column (32: NVIDIA's PTX, with `redux` its
-##     warp reductions by redux.sync; 1: portable); xs holds the candidates (values, rows),
+##     xs, track, order): getrf_panel's result for an m x w panel (w <= pw), rw rows a
+##     work-group in local memory, `warp` work-items leading each column (32: NVIDIA's PTX,
+##     with `redux` its warp reductions by redux.sync; 1: portable); xs holds the
+##     candidates (values, rows),
 ##     ints[nsync:] their row numbers. Then the panel's row swaps applied to the `left`
 ##     columns before the panel and the `right` after it (sc at a time, as laswp_group's,
 ##     2 pw sc / ls a work-item): work-groups past the panel's rows (r0 >= m) only do that;
@@ -1331,7 +1332,8 @@ void sytrd_grid(const int n, MAT(a), __global R *d, __global R *e, __global T *t
             /* (unrolled: the local loads issued together, not one round trip each) */
 #pragma unroll
             for (int l = 0; l < LC; ++l)
-                acc${q} += MUL(ts[(lid + ${q * ls}) / r][l], ${v}[${c * lc} + l][(lid + ${q * ls}) % r]);
+                acc${q} += MUL(ts[(lid + ${q * ls}) / r][l],
+                               ${v}[${c * lc} + l][(lid + ${q * ls}) % r]);
         }
 % endfor
 % endfor
@@ -1399,7 +1401,8 @@ ${block_load('t', '0', 'k0', 'j0', 'kr', 'kn', 't')}\
 % endfor
 ${block_product('t', 'xs')}\
         }
-        /* b_k - the sum, then x_k = dinv[k] times it */
+        /* b_k - the sum (zeros past the block's rows: 0 * garbage is NaN), then x_k =
+           dinv[k] times it */
         barrier(CLK_LOCAL_MEM_FENCE);
 % for q in range(outs):
         if (e${q} < NB * r)
