@@ -2103,10 +2103,11 @@ ${swap_moves('npiv', '0', '0')}\
     }
     /* With `track`, group 0 moves the matrix's rows' order likewise: order[i] = the row of
        the input now row i, order[M + order[i]] = i (M = base + m rows; the first panel sets
-       both to the identity). Barriers reached by every group. */
+       both to the identity, even where its barriers failed: the later panels' moves then
+       still permute rows that exist). Barriers reached by every group. */
 <% assert ls >= 2 * pw, (ls, pw) %>\
     const int tracking = track && g == 0 && !failed, M = base + m;
-    if (tracking && base == 0)
+    if (track && g == 0 && base == 0)
         for (int i = lid; i < M; i += LS)
             order[i] = order[M + i] = i;
     barrier(CLK_GLOBAL_MEM_FENCE);
