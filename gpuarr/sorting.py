@@ -72,19 +72,21 @@ WARP_EMULATED = False
 # and 256 x 11 were no faster. Tried and dropped: the tile's counts published before the
 # ranking (CUB's early counts, a local atomic an element): float32 133 -> 155 us a pass,
 # argsort 208 -> 313 us (normal keys' top digits take few values: the atomics collide).
+# Session 20 (.device/sortgeo.py, keys only, digit masks by atomic OR): 512 x 11 at 64
+# registers (two tiles a multiprocessor) 123 / 144 us; 256 x 11 136 / 153; 256 x 16 156 /
+# 167; 512 x 8 144 / 152; 384 x 11 145 / 154 (float32 / uint64).
 _WARP_TILE = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 7)}
 _WARP_TILE_KEYS = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 11)}
 
 # kernel -> its arguments: u a uint scalar, B a buffer
 _ARGS = {
     "sort_diffbits": "uuuBB",
-    "sort_hist_all": "uuuBB",
+    "sort_hist_all": "uuuuBBB",
     "sort_hist_serial": "uuuuuuuBBB",
     "sort_scatter_serial": "uuuuuuuuBBBBBB",
     "sort_scan": "uB",
     "sort_count_tile": "uuuuuuBBB",
     "sort_onesweep": "uuuuuuuuuuuBBBBBBBB",
-    "sort_bases": "uB",
     "sort_rows": "uuuuuBBB",
     "sort_index": "uuuBB",
     "sort_search": "uuuuuBBBBB",
@@ -186,13 +188,17 @@ def _device_geometry(device, devname, width, warp=False, emulated=False, keys_on
         raise UnsupportedError(f"device {devname} has {local_mem} bytes of local memory, "
                                f"too few for the sort kernels")
     rank = "split"
-    if warp:  # counters (8 a work-item) and then the tile share local memory
+    if warp:  # counters and masks (16 a work-item) and then the tile share local memory
         tile_local, most = (_WARP_TILE_KEYS if keys_only else _WARP_TILE)[width]
-        fixed = 4 * (257 + 256 + 32 + 1)  # run starts, global offsets, warp sums, ticket
-        fixed += 4 * tile_local if emulated else 0  # the lanes' exchange
+        room = min(local_mem, 49152) - 4 * (257 + 256 + 32 + 1)  # run starts, global
+        # offsets, warp sums, ticket; the lanes' exchange when emulated (devices with 32 KiB
+        # of local memory, Oclgrind's: tiles of 256 work-items)
+        while tile_local > 256 and (4 if emulated else 0) * tile_local + 64 * tile_local > room:
+            tile_local //= 2
+        room -= 4 * tile_local if emulated else 0
         pay = 0 if keys_only else 4
-        items = max(i for i in range(1, most + 1) if fixed + max(
-            32 * tile_local, tile_local * i * (raw_bytes + pay)) <= min(local_mem, 49152))
+        items = max(i for i in range(1, most + 1) if max(
+            64 * tile_local, tile_local * i * (raw_bytes + pay)) <= room)
         rank = "warp-emulated" if emulated else "warp"
     rows_max = _ROWS_MAX
     while rows_max > 64 and rows_max * (key_bytes + 2) > local_mem:
@@ -278,7 +284,7 @@ def _chunks(ctx, n, local):
 class _Pass(NamedTuple):
     src: int  # 0: a key digit, 1: a digit of the row number
     shift: int
-    row: int  # GPUs: the row of the bases (where each digit value's elements start)
+    row: int  # GPUs: the row of the histograms (elements of each digit value)
 
 
 def _radix(flat, mode, keybits, row_len, want_index, want_values=True):
@@ -389,11 +395,10 @@ def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain=None):
     """The passes a sort needs, in order: the key digits that are not the same for every
     element, then the digits of the row numbers when there are several rows and a key pass
     moved elements out of them. GPUs count every key digit's histogram in one read of the
-    keys (sort_hist_all), scan them into where each digit value's elements start
-    (sort_bases), and read that back; the first key digit's pass is enqueued before the
-    read (`chain`: it writes nothing if that digit turns out the same everywhere), so the
-    device does not wait for the host. CPUs, which count per pass anyway, only OR the keys
-    (sort_diffbits, cheaper there)."""
+    keys (sort_hist_all, which also zeroes the look-back words) and read that back; the
+    first key digit's pass is enqueued before the read (`chain`: it writes nothing if that
+    digit turns out the same everywhere), so the device does not wait for the host. CPUs, which
+    count per pass anyway, only OR the keys (sort_diffbits, cheaper there)."""
     n = flat.size
     digits = keybits // _BITS
     local = geo.tile_local if tile else 1
@@ -408,24 +413,24 @@ def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain=None):
         if chain is not None:
             chain.scratch = _serial_scratch(ctx, geo, n)
     else:
-        bases = _temp(ctx, (digits + row_digits) * 256, np.uint32)
-        bases[:digits * 256].fill(0)
+        hist = _temp(ctx, (digits + row_digits) * 256, np.uint32)
+        hist[:digits * 256].fill(0)
+        status = None
+        if chain is not None:
+            chain.scratch = _tile_scratch(ctx, chain.geo, n, hist)
+            status = chain.scratch[1]
         _launch(ctx, k["sort_hist_all"], groups * local, local,
-                [n, chunk, mode, flat.storage, bases.storage], (flat,), (bases,))
-        _launch(ctx, k["sort_bases"], 256, 256, [digits, bases.storage], (), (bases,))
+                [n, chunk, mode, 0 if status is None else status.size, flat.storage,
+                 hist.storage, _buf(status)], (flat,), (hist, status))
         if row_digits:  # (pyopencl keeps the host array until the copy is done)
-            write_host(ctx, bases.storage, _row_bases(rows, row_len, row_digits),
+            write_host(ctx, hist.storage, _row_counts(rows, row_len, row_digits),
                        digits * 256 * 4, blocking=False)
         early = None
-        if chain is not None:
-            chain.scratch = _tile_scratch(ctx, chain.geo, n, bases)
-            if chain.scratch[3] is None:  # (look-back)
-                early = _Pass(0, 0, 0)
-                chain.step(early, False, False, True, skip=1)
-        starts = np.empty(digits * 256, np.uint32)
-        read_host(ctx, starts, bases.storage, 0, queue=ctx.copy_queue)
-        counts = np.diff(starts.reshape(digits, 256).astype(np.int64), axis=1,
-                         append=np.full((digits, 1), n))
+        if status is not None:
+            early = _Pass(0, 0, 0)
+            chain.step(early, False, False, True, skip=1)
+        counts = np.empty((digits, 256), np.uint32)
+        read_host(ctx, counts, hist.storage, 0, queue=ctx.copy_queue)
         passes = [_Pass(0, _BITS * d, d) for d in range(digits) if counts[d].max() < n]
         if early is not None:
             if passes and passes[0].shift == 0:
@@ -438,16 +443,14 @@ def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain=None):
     return passes
 
 
-def _row_bases(rows, row_len, row_digits):
-    """Where each digit value's elements start, for the digits of the row numbers (uint32,
-    row_digits x 256)."""
+def _row_counts(rows, row_len, row_digits):
+    """The elements of each digit value of the row numbers (uint32, row_digits x 256)."""
     d = np.arange(256, dtype=np.int64)
     out = np.empty((row_digits, 256), np.uint32)
     for q in range(row_digits):
         block = 1 << (_BITS * q)  # rows r with digit q of r equal to d, row_len each
         full, rest = divmod(rows, block << _BITS)
-        counts = (full * block + np.clip(rest - d * block, 0, block)) * row_len
-        out[q] = np.cumsum(counts) - counts
+        out[q] = (full * block + np.clip(rest - d * block, 0, block)) * row_len
     return out
 
 
@@ -470,19 +473,20 @@ def _serial_pass(ctx, k, geo, scratch, i, common, bufs):
              _buf(index), counts.storage], (src_k, src_p, counts), (dst_k, dst_p, index))
 
 
-def _tile_scratch(ctx, geo, n, bases):
-    """(tiles, look-back status, bases, or reduce-then-scan counts)."""
+def _tile_scratch(ctx, geo, n, hist):
+    """(tiles, look-back status (zeroed by sort_hist_all), histograms, or reduce-then-scan
+    counts)."""
     tiles = -(-n // (geo.tile_local * geo.tile_items))
     if _lookback(ctx, n):
-        status = _temp(ctx, _STATUS_HEAD + 256 * tiles, np.uint32).fill(0)
-        return tiles, status, bases, None
+        status = _temp(ctx, _STATUS_HEAD + 256 * tiles, np.uint32)
+        return tiles, status, hist, None
     return tiles, None, None, _temp(ctx, 256 * tiles, np.uint32)
 
 
 def _tile_pass(ctx, k, geo, scratch, i, common, bufs, row, skip):
     """One pass on GPUs: sort_onesweep by look-back, or after counting and scanning
     (reduce-then-scan)."""
-    tiles, status, bases, counts = scratch
+    tiles, status, hist, counts = scratch
     src_k, dst_k, src_p, dst_p, index = bufs
     local = geo.tile_local
     if counts is not None:
@@ -494,9 +498,9 @@ def _tile_pass(ctx, k, geo, scratch, i, common, bufs, row, skip):
                 writes=(counts,))
     _launch(ctx, k["sort_onesweep"], tiles * local, local,
             [*common, i, int(status is not None), row, skip, src_k.storage, _buf(dst_k),
-             _buf(src_p), _buf(dst_p), _buf(index), _buf(bases), _buf(status),
+             _buf(src_p), _buf(dst_p), _buf(index), _buf(hist), _buf(status),
              _buf(counts)],
-            (src_k, src_p, bases, counts), (dst_k, dst_p, index, status))
+            (src_k, src_p, hist, counts), (dst_k, dst_p, index, status))
 
 
 def _rows_limit(ctx, rows):

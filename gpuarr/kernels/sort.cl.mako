@@ -35,22 +35,22 @@
 ##                    passes to skip)
 ##   sort_hist_all    every key digit's histogram in one read: hist[p * 256 + d] += elements
 ##                    whose digit p (bits 8p..8p+7 of the key) is d (hist zeroed; a
-##                    work-group per chunk, or a work-item: then without atomics)
+##                    work-group per chunk, or a work-item: then without atomics); it also
+##                    zeroes the first `clear` words of `status` (the passes' look-back words)
 ##   sort_onesweep    one pass on GPUs, a work-group per tile of tile_local * tile_items
 ##                    elements: the tile's histogram, its elements ranked by digit in local
 ##                    memory (`rank`), where each digit's run goes, coalesced
 ##                    stores. With `lookback`, a tile takes its number from a counter and
-##                    finds what earlier tiles hold by decoupled look-back (below), adding
-##                    bases[base_row * 256 + d] (where digit d's elements start: the
-##                    exclusive scan of the pass's histogram); without, from `offsets` (the
-##                    scan of sort_count_tile's counts: reduce-then-scan). With `skip` (a
-##                    key pass), it writes nothing when bases say its digit is the same in
-##                    every element
+##                    finds what earlier tiles hold by decoupled look-back (below); tile 0
+##                    scans the pass's histogram hist[base_row * 256 + d] into where each
+##                    digit's elements start and publishes those with its counts. Without,
+##                    from `offsets` (the scan of sort_count_tile's counts: reduce-then-scan).
+##                    With `skip` (a key pass), it writes nothing when the histogram says its
+##                    digit is the same in every element
 ##   sort_count_tile  counts[d * G + g]: elements of tile g with digit d (reduce-then-scan)
 ##   sort_hist_serial / sort_scatter_serial  CPUs: a work-item per chunk, counts of
 ##                    [digit][chunk], a stable serial scatter in element order
 ##   sort_scan        one work-group: exclusive scan of the counts in place
-##   sort_bases       GPUs: sort_hist_all's histograms scanned in place (each pass's bases)
 ##   sort_rows        short rows whole in local memory, a work-group each
 ##   sort_index       payload -> int64 position in its row (when no pass ran)
 ##   sort_search      searchsorted, a work-item per query
@@ -251,11 +251,13 @@ __kernel void sort_diffbits(const uint n, const uint chunk, const uint mode,
 
 // ---- every key digit's histogram in one read of the keys: hist[p * 256 + d] (zeroed) +=
 // the elements of chunk g whose key's digit p is d. hist_copies copies in local memory:
-// work-item t counts into copy t % hist_copies.
-__kernel void sort_hist_all(const uint n, const uint chunk, const uint mode,
-                            __global const ${RAW} *kin, __global uint *hist)
+// work-item t counts into copy t % hist_copies. status[0..clear) is zeroed on the way.
+__kernel void sort_hist_all(const uint n, const uint chunk, const uint mode, const uint clear,
+                            __global const ${RAW} *kin, __global uint *hist,
+                            __global uint *status)
 {
     const uint g = get_group_id(0), t = get_local_id(0), L = get_local_size(0);
+    for (uint k = get_global_id(0); k < clear; k += get_global_size(0)) status[k] = 0u;
     __local uint h[${hist_copies * KD * 256}];
     for (uint k = t; k < ${hist_copies * KD * 256}u; k += L) h[k] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -361,21 +363,6 @@ __kernel void sort_scan(const uint m, __global uint *counts)
     }
 }
 
-// ---- GPUs: each of the `rows` histograms of 256 in h (sort_hist_all's) becomes its exclusive
-// scan in place: where each digit value's elements start. One work-group of 256.
-__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
-void sort_bases(const uint rows, __global uint *h)
-{
-    __local uint sums[512];
-    for (uint r = 0; r < rows; ++r) {
-        const uint own = h[r * 256u + get_local_id(0)];
-        uint before;
-${group_scan('own', 'before', 'sums', 256)}\
-        h[r * 256u + get_local_id(0)] = before;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-}
-
 // ---- GPUs: counts[d * G + g], the elements of tile g (of ${T}) with digit d
 __kernel __attribute__((reqd_work_group_size(${L}, 1, 1)))
 void sort_count_tile(const uint n, const uint mode, const uint shift, const uint src,
@@ -428,14 +415,53 @@ void sort_count_tile(const uint n, const uint mode, const uint shift, const uint
                     }
                 }
                 atomic_xchg(&words[q], GA_INC | parity | (prefix + ${count}));
+            } else {
+                prefix = gofs[q];  // (tile_bases')
             }
-            prefix += bases[base_row * 256u + q];
         } else {
             prefix = offsets[q * G + g];
         }
         gofs[q] = prefix - ${start};
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+</%def>\
+## tile 0 of a look-back pass: gofs[q] = where digit q's elements start in the pass's output
+## (the exclusive scan of hist's row base_row); it publishes them with its counts (`publish`)
+<%def name="tile_bases()">\
+    if (lookback && g == 0u) {
+% if rank == 'split':
+        uint own = 0u, before;
+        for (uint k = 0; k < ${DPI}u; ++k)
+            if (t * ${DPI}u + k < 256u) own += hist[base_row * 256u + t * ${DPI}u + k];
+${group_scan('own', 'before', 'sums', L)}\
+        for (uint k = 0; k < ${DPI}u; ++k) {
+            const uint q = t * ${DPI}u + k;
+            if (q < 256u) {
+                gofs[q] = before;
+                before += hist[base_row * 256u + q];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);  // (sums' next use)
+% else:
+        const uint own = t < 256u ? hist[base_row * 256u + t] : 0u;
+        uint run = own;
+% for by in (1, 2, 4, 8, 16):
+        run += ga_shfl_up(run, ${by}u, GA_LANES) * (lane >= ${by}u);
+% endfor
+        if (lane == 31u && t < 256u) wsum[warp] = run;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        run -= own;
+        for (uint w = 0; w < warp && w < 8u; ++w) run += wsum[w];
+        if (t < 256u) gofs[t] = run;
+        barrier(CLK_LOCAL_MEM_FENCE);  // (wsum's next use)
+% endif
+    }
+</%def>\
+## a look-back tile's counts for later tiles (tile 0's with where each digit starts)
+<%def name="publish(count)">\
+    if (lookback)  // the tile's counts: later tiles may be waiting for them
+        for (uint q = t; q < 256u; q += ${L}u)
+            atomic_xchg(&words[q], g ? GA_AGG | parity | ${count} : GA_INC | parity | (${count} + gofs[q]));
 </%def>\
 <%def name="skip_if_constant()">\
     // n: none when `skip` (a key pass enqueued before the host knew whether its digit varies)
@@ -444,8 +470,7 @@ void sort_count_tile(const uint n, const uint mode, const uint shift, const uint
     uint n = n_all;
     if (skip) {
         const uint d = ga_pass_digit(kin[0], 0u, mode, src, shift, seg_n, 255u);
-        const uint at = base_row * 256u + d;
-        if ((d < 255u ? bases[at + 1u] : n) - bases[at] == n)
+        if (hist[base_row * 256u + d] == n)
             n = 0u;
     }
 </%def>\
@@ -456,7 +481,7 @@ void sort_onesweep(const uint n_all, const uint mode, const uint shift, const ui
                    const uint ${'out_arg' if keys_only else 'out_mode'}, const uint pass,
                    const uint lookback, const uint base_row, const uint skip, __global const ${RAW} *kin, __global ${RAW} *kout,
                    __global const uint *pin, __global uint *pout, __global long *iout,
-                   __global const uint *bases, __global uint *status,
+                   __global const uint *hist, __global uint *status,
                    __global const uint *offsets)</%def>\
 <%def name="tile_stores()">\
     // coalesced stores: neighbouring work-items, neighbouring places of one digit's run
@@ -500,6 +525,7 @@ ${skip_if_constant()}\
     const uint valid = n > base ? min(${T}u, n - base) : 0u;
     __global uint *words = lookback ? status + GA_STATUS_HEAD + (size_t)g * 256u : status;
     const uint parity = (pass & 1u) << 29;
+${tile_bases()}\
     // this work-item's elements, in order; digit 256 marks one past the end
 % for j in range(E):
     ${RAW} r${j} = ${ZERO};
@@ -534,9 +560,7 @@ ${skip_if_constant()}\
     }
 % endfor
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lookback)  // the tile's counts, early: later tiles may be waiting for them
-        for (uint q = t; q < 256u; q += ${L}u)
-            atomic_xchg(&words[q], (g ? GA_AGG : GA_INC) | parity | lcount[q]);
+${publish('lcount[q]')}\
     {  // lstart: where each digit's run starts in the tile
         uint own = 0u, before;
         for (uint k = 0; k < ${DPI}u; ++k)
@@ -603,32 +627,24 @@ ${tile_stores()}\
 % else:
 <%
     W = L // 32  # warps
-    # local memory shared by the warps' counters (W x 256) and, after ranking, the tile in
-    # digit order (keys, then payloads), in 8-byte words
-    UNION = -(-max(W * 256 * 4, T * (width // 8 + (0 if keys_only else 4))) // 8)
+    # local memory shared by the warps' counters and digit masks (2 x W x 256) and, after
+    # ranking, the tile in digit order (keys, then payloads), in 8-byte words
+    UNION = -(-max(2 * W * 256 * 4, T * (width // 8 + (0 if keys_only else 4))) // 8)
 %>\
 // ---- GPUs: one pass, a work-group per tile of ${T} elements, ranked by warps (NVIDIA: inline
 // PTX). Warp w takes the ${32 * E} consecutive elements from w * ${32 * E} of its tile, lane l
 // item j the element 32 j + l of them (coalesced loads). Each warp counts into its own 256
 // counters (cnt[w * 256 + d]), item by item: the lanes holding one digit find each other
-// (ballots), the highest of them adds their number to the digit's counter, and each
-// lane's rank among the warp's elements of its digit is the old count plus the lanes below
-// it. One scan of the counters in (digit, warp) order then gives every element its place in
-// the tile (stable: warps and items in element order); six barriers a pass.
+// (each sets its bit in the warp's mask of the digit by a local atomic OR and reads the
+// mask back), the highest of them adds their number to the digit's counter and clears the
+// mask, and each lane's rank among the warp's elements of its digit is the old count plus
+// the lanes below it. One scan of the counters in (digit, warp) order then gives every
+// element its place in the tile (stable: warps and items in element order); six barriers
+// a pass (two more in tile 0, which scans the pass's histogram).
 % if rank == 'warp-emulated':
 // (tests, on any device: a warp's exchanges go through local memory `lanes`, every
 // work-item of the work-group taking part in each; the kernel calls them unconditionally)
 #define GA_LANES lanes
-inline uint ga_ballot(const uint x, __local uint *lanes)
-{
-    const uint t = get_local_id(0);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    lanes[t] = x != 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint m = 0u;
-    for (uint l = 0; l < 32u; ++l) m |= lanes[(t & ~31u) + l] << l;
-    return m;
-}
 inline uint ga_shfl_idx(const uint x, const uint lane, __local uint *lanes)
 {
     const uint t = get_local_id(0);
@@ -649,13 +665,6 @@ inline uint ga_shfl_up(const uint x, const uint by, __local uint *lanes)
 #define ga_poll(p) atomic_or((p), 0u)
 % else:
 #define GA_LANES 0
-inline uint ga_ballot(const uint x, __local uint *lanes)
-{
-    uint r;
-    asm volatile("{ .reg .pred q; setp.ne.u32 q, %1, 0; vote.sync.ballot.b32 %0, q, 0xffffffff; }"
-                 : "=r"(r) : "r"(x));
-    return r;
-}
 inline uint ga_shfl_idx(const uint x, const uint lane, __local uint *lanes)
 {
     uint r;
@@ -677,16 +686,6 @@ inline uint ga_poll(__global uint *p)
     return r;
 }
 % endif
-// the lanes whose x (8 bits) equals this lane's: a ballot per bit (match.any is slower)
-inline uint ga_peers(const uint x, __local uint *lanes)
-{
-    uint peers = ~0u;
-% for b in range(8):
-    { const uint m = ga_ballot(x & ${1 << b}u, lanes); peers &= (x & ${1 << b}u) ? m : ~m; }
-% endfor
-    return peers;
-}
-
 ${onesweep_signature()}
 {
 % if keys_only:
@@ -708,12 +707,13 @@ ${skip_if_constant()}\
     __local uint lanes[${L}];
 % endif
     if (t == 0u) ticket = lookback ? atomic_inc(&status[pass]) : get_group_id(0);
-    for (uint q = t; q < ${W * 256}u; q += ${L}u) cnt[q] = 0u;
+    for (uint q = t; q < ${2 * W * 256}u; q += ${L}u) cnt[q] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint g = ticket, base = g * ${T}u, first = base + warp * ${32 * E}u + lane;
     const uint valid = n > base ? min(${T}u, n - base) : 0u;
     __global uint *words = lookback ? status + GA_STATUS_HEAD + (size_t)g * 256u : status;
     const uint parity = (pass & 1u) << 29;
+${tile_bases()}\
     // this work-item's elements; those past the end take digit 255: ranked after the tile's
     // elements, never stored, and their count read by no later tile
 % for j in range(E):
@@ -725,16 +725,22 @@ ${skip_if_constant()}\
         d${j} = ga_pass_digit(r${j}, p${j}, mode, src, shift, seg_n, 255u);
     }
 % endfor
-    {  // ranks within the warp's elements of a digit (every lane takes part in each step)
-        __local uint *mine = cnt + warp * 256u;
+    {  // ranks within the warp's elements of a digit (every lane takes part in each step):
+       // the lanes holding digit d set their bits in the warp's mask of d (local atomics),
+       // read it back, and its highest lane clears it after the count
+        __local uint *mine = cnt + warp * 256u, *masks = cnt + ${W * 256}u + warp * 256u;
         const uint below = (1u << lane) - 1u;
 % for j in range(E):
         {
-            const uint peers = ga_peers(d${j}, GA_LANES), leader = 31u - clz(peers);
+            atomic_or(&masks[d${j}], 1u << lane);
+            GA_WARP_SYNC();
+            const uint peers = masks[d${j}], leader = 31u - clz(peers);
+            GA_WARP_SYNC();
             uint old = 0u;
             if (lane == leader) {
                 old = mine[d${j}];
                 mine[d${j}] = old + popcount(peers);
+                masks[d${j}] = 0u;
             }
             k${j} = ga_shfl_idx(old, leader, GA_LANES) + popcount(peers & below);
             GA_WARP_SYNC();
@@ -763,9 +769,7 @@ ${skip_if_constant()}\
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lookback)  // the tile's counts: later tiles may be waiting for them
-        for (uint q = t; q < 256u; q += ${L}u)
-            atomic_xchg(&words[q], (g ? GA_AGG : GA_INC) | parity | (start[q + 1] - start[q]));
+${publish('(start[q + 1] - start[q])')}\
 % for j in range(E):
     k${j} += cnt[warp * 256u + d${j}];
 % endfor

@@ -39,9 +39,10 @@ def test_sort_passes(ctx, sort_path):
 
 
 def test_warp_ranked_tiles(ctx, monkeypatch):
-    # NVIDIA's ranking by warps, the warps emulated through local memory: counters and the
-    # tile share one buffer; a ragged second tile (tiles of 512 x 6 here); a sort's own
-    # build without payloads (its tiles of 512 x 11 here: one ragged tile)
+    # NVIDIA's ranking by warps, the warps emulated through local memory: counters, digit
+    # masks and the tile share one buffer; a ragged second tile (tiles of 256 x 11 here,
+    # Oclgrind's 32 KiB of local memory), in argsorts and in a sort's own build without
+    # payloads
     monkeypatch.setattr(sorting, "WARP_EMULATED", True)
     assert sorting._geometry(ctx, 32).rank == "warp-emulated"
     h = np.round(RNG.standard_normal(3077) * 100).astype(np.float32)
