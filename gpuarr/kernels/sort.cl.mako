@@ -715,14 +715,14 @@ ${skip_if_constant()}\
     const uint parity = (pass & 1u) << 29;
 ${tile_bases()}\
     // this work-item's elements; those past the end take digit 255: ranked after the tile's
-    // elements, never stored, and their count read by no later tile
+    // elements, never stored, and their count read by no later tile. k: an element's rank
+    // (bits 8 up) and digit (bits 0-7), one register (fewer registers: more tiles in flight)
 % for j in range(E):
     ${RAW} r${j} = ${ZERO};
-    uint p${j} = first + ${32 * j}u, d${j} = 255u, k${j};
+    uint p${j} = first + ${32 * j}u, k${j};
     if (first + ${32 * j}u < n) {
         r${j} = kin[first + ${32 * j}u];
         if (pay_mode == 1u) p${j} = pin[first + ${32 * j}u];
-        d${j} = ga_pass_digit(r${j}, p${j}, mode, src, shift, seg_n, 255u);
     }
 % endfor
     {  // ranks within the warp's elements of a digit (every lane takes part in each step):
@@ -732,17 +732,19 @@ ${tile_bases()}\
         const uint below = (1u << lane) - 1u;
 % for j in range(E):
         {
-            atomic_or(&masks[d${j}], 1u << lane);
+            const uint d = first + ${32 * j}u < n
+                ? ga_pass_digit(r${j}, p${j}, mode, src, shift, seg_n, 255u) : 255u;
+            atomic_or(&masks[d], 1u << lane);
             GA_WARP_SYNC();
-            const uint peers = masks[d${j}], leader = 31u - clz(peers);
+            const uint peers = masks[d], leader = 31u - clz(peers);
             GA_WARP_SYNC();
             uint old = 0u;
             if (lane == leader) {
-                old = mine[d${j}];
-                mine[d${j}] = old + popcount(peers);
-                masks[d${j}] = 0u;
+                old = mine[d];
+                mine[d] = old + popcount(peers);
+                masks[d] = 0u;
             }
-            k${j} = ga_shfl_idx(old, leader, GA_LANES) + popcount(peers & below);
+            k${j} = (ga_shfl_idx(old, leader, GA_LANES) + popcount(peers & below)) << 8 | d;
             GA_WARP_SYNC();
         }
 % endfor
@@ -771,7 +773,7 @@ ${tile_bases()}\
     barrier(CLK_LOCAL_MEM_FENCE);
 ${publish('(start[q + 1] - start[q])')}\
 % for j in range(E):
-    k${j} += cnt[warp * 256u + d${j}];
+    k${j} = (k${j} >> 8) + cnt[warp * 256u + (k${j} & 255u)];
 % endfor
     barrier(CLK_LOCAL_MEM_FENCE);  // (the tile takes the counters' place)
 % for j in range(E):
