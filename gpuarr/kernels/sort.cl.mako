@@ -61,9 +61,10 @@
 ##                    inverse and run starts written; counts from the starts
 ## Decoupled look-back (status: uint words, zeroed before a sort's first pass): status[pass]
 ## hands out tile numbers in the order work-groups start; status[32 + g * 256 + d] is tile
-## g's word for digit d: tag (bits 30-31: 1 the tile's own count, 2 the count of all tiles
-## up to it), bit 29 the pass's parity (a word left by the previous pass reads as not
-## ready), bits 0-28 the value. A tile publishes its counts, then adds up earlier tiles'
+## g's word for digit d: tag (bits 30-31: 1 the tile's own count, 2 where digit d's elements
+## start in the output plus the count of all tiles up to it: tile 0's from the start), bit
+## 29 the pass's parity (a word left by the previous pass reads as not ready), bits 0-28
+## the value. A tile publishes its counts, then adds up earlier tiles'
 ## words from the nearest back to the first that holds a total, waiting only on tiles whose
 ## work-groups have already started (they took lower numbers): no deadlock whatever order or
 ## concurrency the device gives work-groups. One word holds tag and value, so no ordering
