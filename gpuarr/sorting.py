@@ -72,9 +72,10 @@ WARP_EMULATED = False
 # and 256 x 11 were no faster. Tried and dropped: the tile's counts published before the
 # ranking (CUB's early counts, a local atomic an element): float32 133 -> 155 us a pass,
 # argsort 208 -> 313 us (normal keys' top digits take few values: the atomics collide).
-# Session 20 (.device/sortgeo.py, keys only, digit masks by atomic OR): 512 x 11 at 64
+# Ranked by digit masks (.device/sortgeo.py, keys only, float32 / uint64): 512 x 11 at 64
 # registers (two tiles a multiprocessor) 123 / 144 us; 256 x 11 136 / 153; 256 x 16 156 /
-# 167; 512 x 8 144 / 152; 384 x 11 145 / 154 (float32 / uint64).
+# 167; 512 x 8 144 / 152; 384 x 11 145 / 154. With rank and digit in one register (no
+# spills): 512 x 11 121 / 128, argsort 512 x 11 float32 147, 512 x 7 uint64 196.
 _WARP_TILE = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 7)}
 _WARP_TILE_KEYS = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 11)}
 
@@ -397,8 +398,8 @@ def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain=None):
     moved elements out of them. GPUs count every key digit's histogram in one read of the
     keys (sort_hist_all, which also zeroes the look-back words) and read that back; the
     first key digit's pass is enqueued before the read (`chain`: it writes nothing if that
-    digit turns out the same everywhere), so the device does not wait for the host. CPUs, which
-    count per pass anyway, only OR the keys (sort_diffbits, cheaper there)."""
+    digit turns out the same everywhere), so the device does not wait for the host. CPUs,
+    which count per pass anyway, only OR the keys (sort_diffbits, cheaper there)."""
     n = flat.size
     digits = keybits // _BITS
     local = geo.tile_local if tile else 1

@@ -417,7 +417,7 @@ void sort_count_tile(const uint n, const uint mode, const uint shift, const uint
                 }
                 atomic_xchg(&words[q], GA_INC | parity | (prefix + ${count}));
             } else {
-                prefix = gofs[q];  // (tile_bases')
+                prefix = gofs[q];  // (tile 0: where digit q starts, from tile_bases)
             }
         } else {
             prefix = offsets[q * G + g];
@@ -462,7 +462,8 @@ ${group_scan('own', 'before', 'sums', L)}\
 <%def name="publish(count)">\
     if (lookback)  // the tile's counts: later tiles may be waiting for them
         for (uint q = t; q < 256u; q += ${L}u)
-            atomic_xchg(&words[q], g ? GA_AGG | parity | ${count} : GA_INC | parity | (${count} + gofs[q]));
+            atomic_xchg(&words[q], g ? GA_AGG | parity | ${count}
+                                     : GA_INC | parity | (${count} + gofs[q]));
 </%def>\
 <%def name="skip_if_constant()">\
     // n: none when `skip` (a key pass enqueued before the host knew whether its digit varies)
