@@ -191,12 +191,14 @@ def _device_geometry(device, devname, width, warp=False, emulated=False, keys_on
     rank = "split"
     if warp:  # counters and masks (16 a work-item) and then the tile share local memory
         tile_local, most = (_WARP_TILE_KEYS if keys_only else _WARP_TILE)[width]
-        room = min(local_mem, 49152) - 4 * (257 + 256 + 32 + 1)  # run starts, global
-        # offsets, warp sums, ticket; the lanes' exchange when emulated (devices with 32 KiB
-        # of local memory, Oclgrind's: tiles of 256 work-items)
-        while tile_local > 256 and (4 if emulated else 0) * tile_local + 64 * tile_local > room:
+        # run starts, global offsets, warp sums, ticket; bytes a work-item: counters and
+        # masks, the lanes' exchange when emulated (devices with 32 KiB of local memory,
+        # Oclgrind's: tiles of 256 work-items)
+        room = min(local_mem, 49152) - 4 * (257 + 256 + 32 + 1)
+        lanes = 4 if emulated else 0
+        while tile_local > 256 and (64 + lanes) * tile_local > room:
             tile_local //= 2
-        room -= 4 * tile_local if emulated else 0
+        room -= lanes * tile_local
         pay = 0 if keys_only else 4
         items = max(i for i in range(1, most + 1) if max(
             64 * tile_local, tile_local * i * (raw_bytes + pay)) <= room)
@@ -414,8 +416,7 @@ def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain=None):
         if chain is not None:
             chain.scratch = _serial_scratch(ctx, geo, n)
     else:
-        hist = _temp(ctx, (digits + row_digits) * 256, np.uint32)
-        hist[:digits * 256].fill(0)
+        hist = _temp(ctx, (digits + row_digits) * 256, np.uint32).fill(0)
         status = None
         if chain is not None:
             chain.scratch = _tile_scratch(ctx, chain.geo, n, hist)
