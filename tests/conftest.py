@@ -1,9 +1,12 @@
 """Shared fixtures. PoCL exposes two CPU devices per platform here, for multi-device tests."""
 
 import contextlib
+import faulthandler
 import functools
 import inspect
 import os
+import signal
+import sys
 
 os.environ.setdefault("POCL_DEVICES", "pthread pthread")
 # scikit-learn's Array API checks (tests/test_sklearn.py) need scipy's, read at scipy's import
@@ -65,6 +68,16 @@ _TWO_DEVICE_NAMES = ("same_platform_pair", "ctx_pair")
 
 
 @functools.cache
+def pytest_configure(config):
+    # A crash in a kernel or a compiler runs the OpenCL runtime's LLVM crash handler, whose
+    # report (on the test's captured stderr) ends in SIGALRM when it hangs for 5 s: the
+    # process dies as "Alarm clock" with no word of where. Python's stacks then go to the
+    # real stderr first (a descriptor of its own: the test's capture replaces fd 2).
+    if hasattr(signal, "SIGALRM"):  # (not on Windows)
+        faulthandler.register(signal.SIGALRM, file=os.dup(sys.stderr.fileno()),
+                              all_threads=True, chain=True)
+
+
 def _source(function):
     try:
         return inspect.getsource(function)
