@@ -40,7 +40,7 @@ from .errors import (
     UnsupportedError,
 )
 from .kernels import build, render
-from .launch import Launcher, enqueue, read_host, write_host
+from .launch import Launcher, enqueue, fill_buffer, read_host, write_host
 
 __all__ = ["FUNCTIONS", "SortingMethods", "argpartition", "argsort", "partition",
            "searchsorted", "sort", "unique"]
@@ -51,6 +51,10 @@ _ROWS_MAX = 2048
 _MAX_N = 2**31 - 1  # uint index arithmetic in the kernels, with room for the last chunk
 _LOOKBACK_N = 2**29  # look-back words hold counts below this (kernels/sort.cl.mako)
 _STATUS_HEAD = 32  # the tile counters before the look-back words (one per pass)
+_HIST_WORDS = (128 // _BITS + 4) * 256  # sort_hist_all's histograms: a 128-bit key's digits
+# and a row number's (rows < 2^32)
+_HIST_POOL = 4  # zeroed histogram buffers a context keeps (sorts in flight at once)
+_ZERO_WORD = np.zeros(1, np.uint32)  # (fill_buffer's pattern)
 # sort_search_sampled: work-items, queries per work-item, samples of a (half for 128-bit
 # elements), bytes of the stretch of a read at once to end a search (a binary search down
 # to that, then a count; 0: a binary search to the end); it searches arrays of
@@ -315,6 +319,8 @@ def _radix(flat, mode, keybits, row_len, want_index, want_values=True):
         passes = _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain)
         for i, p in enumerate(passes):
             chain.step(p, i == len(passes) - 1, want_index, want_values)
+        if chain.hist is not None:
+            _recycle_hist(ctx, *chain.hist)
     return chain.result(want_index, want_values)
 
 
@@ -330,6 +336,7 @@ class _Chain:
         if self.keys_only:
             self.geo = _geometry(ctx, 8 * flat.itemsize, True)
         self.scratch = None
+        self.hist = None  # GPUs: (the pooled histograms, the words this sort used)
         self.launched = 0  # passes enqueued (a skipped one too: it took its status words)
         self.last = False  # whether the last one wrote the final outputs
         self.src_k, self.src_p, self.index = flat, None, None
@@ -398,9 +405,10 @@ def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain=None):
     """The passes a sort needs, in order: the key digits that are not the same for every
     element, then the digits of the row numbers when there are several rows and a key pass
     moved elements out of them. GPUs count every key digit's histogram in one read of the
-    keys (sort_hist_all, which also zeroes the look-back words) and read that back; the
-    first key digit's pass is enqueued before the read (`chain`: it writes nothing if that
-    digit turns out the same everywhere), so the device does not wait for the host. CPUs,
+    keys (sort_hist_all, which also zeroes the look-back words; into pooled histograms that
+    came zeroed, so it is the sort's first command) and read that back; the first key
+    digit's pass is enqueued before the read (`chain`: it writes nothing if that digit
+    turns out the same everywhere), so the device does not wait for the host. CPUs,
     which count per pass anyway, only OR the keys (sort_diffbits, cheaper there)."""
     n = flat.size
     digits = keybits // _BITS
@@ -416,9 +424,10 @@ def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain=None):
         if chain is not None:
             chain.scratch = _serial_scratch(ctx, geo, n)
     else:
-        hist = _temp(ctx, (digits + row_digits) * 256, np.uint32).fill(0)
+        hist = _zeroed_hist(ctx)
         status = None
         if chain is not None:
+            chain.hist = hist, (digits + row_digits) * 256
             chain.scratch = _tile_scratch(ctx, chain.geo, n, hist)
             status = chain.scratch[1]
         _launch(ctx, k["sort_hist_all"], groups * local, local,
@@ -433,7 +442,7 @@ def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain=None):
             chain.step(early, False, False, True, skip=1)
         counts = np.empty((digits, 256), np.uint32)
         read_host(ctx, counts, hist.storage, 0, queue=ctx.copy_queue)
-        passes = [_Pass(0, _BITS * d, d) for d in range(digits) if counts[d].max() < n]
+        passes = [_Pass(0, _BITS * d, d) for d in np.flatnonzero(counts.max(axis=1) < n).tolist()]
         if early is not None:
             if passes and passes[0].shift == 0:
                 passes = passes[1:]
@@ -443,6 +452,24 @@ def _passes(ctx, k, geo, flat, mode, keybits, row_len, rows, tile, chain=None):
         # (no key pass: the elements are still in their rows' order)
         passes += [_Pass(1, _BITS * q, digits + q) for q in range(row_digits)]
     return passes
+
+
+def _zeroed_hist(ctx):
+    """_HIST_WORDS zeroed uint32 words, the calling sort's own until it hands them to
+    _recycle_hist: from the context's pool, which holds those that earlier sorts zeroed
+    after their last pass, so that a sort's first command is its histogram pass."""
+    try:
+        return ctx.state.setdefault("sort histograms", []).pop()
+    except IndexError:
+        return _temp(ctx, _HIST_WORDS, np.uint32).fill(0)
+
+
+def _recycle_hist(ctx, hist, words):
+    """Zero the first `words` of `hist` after the commands enqueued so far and pool it."""
+    fill_buffer(ctx, hist.storage, _ZERO_WORD, 0, 4 * words)
+    pool = ctx.state.setdefault("sort histograms", [])
+    if len(pool) < _HIST_POOL:
+        pool.append(hist)
 
 
 def _row_counts(rows, row_len, row_digits):
@@ -538,7 +565,7 @@ def _sorted(a, axis, values=True, index=False):
     raw_dt = _raw_dtype(a.dtype)
     r = a if raw_dt == a.dtype else a.view(raw_dt)
     if axis is None:
-        r = r.reshape(-1)
+        r = r if r.ndim == 1 else r.reshape(-1)
         ax = 0
     else:
         ax = _normalize_axis(axis, a.ndim)
@@ -551,7 +578,7 @@ def _sorted(a, axis, values=True, index=False):
     if owned:
         r = r.copy()
     shape = r.shape
-    flat = r.reshape(-1)
+    flat = r if nd == 1 else r.reshape(-1)  # (a reshape costs microseconds of Python)
     row_len = shape[-1]
     sorted_raw, idx = _radix(flat, _MODES[a.dtype.kind], _keybits(a.dtype), row_len, index,
                              values)
@@ -560,12 +587,12 @@ def _sorted(a, axis, values=True, index=False):
     if values:
         if sorted_raw is flat and not owned:
             sorted_raw = flat.copy()
-        out_v = sorted_raw.reshape(shape)
+        out_v = sorted_raw if nd == 1 else sorted_raw.reshape(shape)
         if moved:
             out_v = out_v.transpose(inverse).copy()
         out_v = out_v.view(a.dtype)
     if index:
-        out_i = idx.reshape(shape)
+        out_i = idx if nd == 1 else idx.reshape(shape)
         if moved:
             out_i = out_i.transpose(inverse).copy()
     return out_v, out_i

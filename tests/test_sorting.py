@@ -172,6 +172,26 @@ def test_lookback_under_load(ctx, monkeypatch):
         _check_sorted(ga.sort(g), ga.argsort(g), host)
 
 
+def test_pooled_histograms_come_back_zeroed(ctx, monkeypatch):
+    """GPU sorts count into histogram buffers from a pool of the context's, each zeroed
+    after its last pass: a sort of rows (whose row digits' counts the host writes) and
+    then sorts of other widths find them zeroed, and the pool stays bounded."""
+    monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
+    monkeypatch.setattr(sorting, "_rows_limit", lambda c, rows: 0)
+    monkeypatch.setitem(ctx.state, "sort histograms", [])
+    rows = _data(np.int32, 300 * 9, seed=2).reshape(300, 9)
+    _check_sorted(ga.sort(ga.asarray(rows, context=ctx), axis=0),
+                  ga.argsort(ga.asarray(rows, context=ctx), axis=0), rows, 0)
+    for dtype in (np.uint8, np.float32, np.int64):
+        host = _data(dtype, 5000, seed=4)
+        g = ga.asarray(host, context=ctx)
+        _check_sorted(ga.sort(g), ga.argsort(g), host)
+    pool = ctx.state["sort histograms"]
+    assert 1 <= len(pool) <= sorting._HIST_POOL
+    for hist in pool:
+        assert hist.size == sorting._HIST_WORDS and not hist.get().any()
+
+
 @pytest.mark.parametrize("dtype", [np.uint16, np.int32, np.uint64, np.float32],
                          ids=lambda d: np.dtype(d).name)
 def test_digit_boundaries(ctx, variant, dtype):
