@@ -167,6 +167,10 @@ class Launcher:
                 if held[j] != b.serial:
                     kernel.set_arg(slots[j], b.buffer)
                     held[j] = b.serial
+            elif b is None:  # (a buffer the kernel leaves alone this launch: NULL)
+                if held[j] is not None:
+                    kernel.set_arg(slots[j], None)
+                    held[j] = None
             else:
                 kernel.set_arg(slots[j], b)
                 held[j] = _UNSET
