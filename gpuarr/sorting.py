@@ -236,6 +236,7 @@ def _program(ctx, width, digit=None, keys_only=False):
     return entry
 
 
+@functools.lru_cache(maxsize=32)
 def _raw_dtype(dtype):
     """The dtype whose bits the kernels read for `dtype`: an unsigned int of its width
     (complex128 stays itself: 128 bits)."""
@@ -563,7 +564,7 @@ def _sorted(a, axis, values=True, index=False):
     """(sorted values, int64 argsort) of `a` along `axis` (None: flattened); either None
     when not asked for."""
     raw_dt = _raw_dtype(a.dtype)
-    r = a if raw_dt == a.dtype else a.view(raw_dt)
+    r = a if raw_dt == a.dtype else a._view(a.shape, a.strides, dtype=raw_dt)  # (same width)
     if axis is None:
         r = r if r.ndim == 1 else r.reshape(-1)
         ax = 0
@@ -590,7 +591,7 @@ def _sorted(a, axis, values=True, index=False):
         out_v = sorted_raw if nd == 1 else sorted_raw.reshape(shape)
         if moved:
             out_v = out_v.transpose(inverse).copy()
-        out_v = out_v.view(a.dtype)
+        out_v = out_v._view(out_v.shape, out_v.strides, dtype=a.dtype)
     if index:
         out_i = idx if nd == 1 else idx.reshape(shape)
         if moved:
