@@ -67,7 +67,6 @@ _GPU_PATH_FIXTURES = {"gpu_kernels", "gpu_plans"}
 _TWO_DEVICE_NAMES = ("same_platform_pair", "ctx_pair")
 
 
-@functools.cache
 def pytest_configure(config):
     # A crash in a kernel or a compiler runs the OpenCL runtime's LLVM crash handler, whose
     # report (on the test's captured stderr) ends in SIGALRM when it hangs for 5 s: the
@@ -78,6 +77,7 @@ def pytest_configure(config):
                               all_threads=True, chain=True)
 
 
+@functools.cache
 def _source(function):
     try:
         return inspect.getsource(function)
