@@ -101,6 +101,8 @@ _ARGS = {
     "unique_counts": "uuBB",
 }
 
+_TILE_KERNELS = ("sort_hist_all", "sort_count_tile", "sort_onesweep")  # (GPUs' passes)
+
 _MODES = {"b": 0, "u": 0, "i": 1, "f": 2, "c": 3}
 
 
@@ -220,18 +222,22 @@ def _program(ctx, width, digit=None, keys_only=False):
     """({kernel name: cl.Kernel}, _Geometry) of the sort program for `width`-bit elements;
     with `digit` (a key mode, or 'row'), one whose passes take their digits that way only
     (fewer instructions: the tile passes on GPUs that rank by warps), and with `keys_only`
-    too, whose passes carry no payloads (sorts, not argsorts: a larger tile)."""
+    too, whose passes carry no payloads (sorts, not argsorts: a larger tile). The GPU
+    passes' kernels are in it only where the 'tile' variant runs."""
     geo = _geometry(ctx, width, keys_only)
     search = (_SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES, _SEARCH_TAIL)
-    key = ("sort", width, geo, digit, keys_only, search)  # (searchsorted launches by these)
+    tiles = _variant(ctx) == "tile"
+    key = ("sort", width, geo, digit, keys_only, search, tiles)  # (searchsorted's too)
     entry = ctx.kernels.get(key)
     if entry is None:
         program = build(ctx, render("sort.cl.mako", width=width, digit=digit,
-                                    keys_only=keys_only, search=search, **geo._asdict()))
+                                    keys_only=keys_only, search=search, tiles=tiles,
+                                    **geo._asdict()))
         kernels = {}
         for name, args in _ARGS.items():
-            kernels[name] = Launcher(getattr(program, name),
-                                     [np.uint32 if c == "u" else None for c in args])
+            if tiles or name not in _TILE_KERNELS:
+                kernels[name] = Launcher(getattr(program, name),
+                                         [np.uint32 if c == "u" else None for c in args])
         entry = ctx.kernels[key] = kernels, geo
     return entry
 

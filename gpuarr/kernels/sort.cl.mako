@@ -16,6 +16,9 @@
 ##                (the payload's row), fixed at build time
 ##   keys_only    sort_onesweep (ranked by warps) for sorts without payloads: pay_mode 0 and
 ##                out_mode 1 fixed at build time, no payload slots in local memory
+##   tiles        whether the GPU passes' kernels (sort_hist_all, sort_count_tile,
+##                sort_onesweep) are built: not on CPUs, which never run them (Intel's CPU
+##                compiler corrupts its heap now and then over them)
 ##   rank         how sort_onesweep ranks a tile: 'split' (two 4-bit splits, any device) or
 ##                'warp' (warps of 32 by inline PTX: NVIDIA, compute capability 7 and up;
 ##                width <= 64, tile_local a multiple of 32 up to 1024); 'warp-emulated'
@@ -250,6 +253,7 @@ __kernel void sort_diffbits(const uint n, const uint chunk, const uint mode,
             if (words[w]) atomic_or(&out[w], words[w]);
 }
 
+% if tiles:
 // ---- every key digit's histogram in one read of the keys: hist[p * 256 + d] (zeroed) +=
 // the elements of chunk g whose key's digit p is d. hist_copies copies in local memory:
 // work-item t counts into copy t % hist_copies. status[0..clear) is zeroed on the way.
@@ -293,6 +297,7 @@ __kernel void sort_hist_all(const uint n, const uint chunk, const uint mode, con
         if (s) atomic_add(&hist[k], s);
     }
 }
+% endif
 
 // ---- CPUs: a work-item per chunk of `chunk` elements, 8-bit digits
 // counts[d * G + g]: elements of chunk g with digit d
@@ -364,6 +369,7 @@ __kernel void sort_scan(const uint m, __global uint *counts)
     }
 }
 
+% if tiles:
 // ---- GPUs: counts[d * G + g], the elements of tile g (of ${T}) with digit d
 __kernel __attribute__((reqd_work_group_size(${L}, 1, 1)))
 void sort_count_tile(const uint n, const uint mode, const uint shift, const uint src,
@@ -785,6 +791,7 @@ ${publish('(start[q + 1] - start[q])')}\
 ${tile_places('(start[q + 1] - start[q])', 'start[q]')}\
 ${tile_stores()}\
 }
+% endif
 % endif
 
 // ---- short rows (row_len <= p2 <= ${ROWS_MAX}, p2 a power of two): a work-group per row, a
