@@ -17,8 +17,8 @@ work-group only waits on ones that have started); sorts of 2^29 elements or more
 counts do not fit the look-back words, count and scan first (reduce-then-scan). CPUs OR
 the keys to find the varying digits and run a work-item per chunk (counts, one scan, a
 serial stable scatter): reduce-then-scan, no work-group waiting on another (their programs
-leave the GPU passes' kernels out). GPUs sort rows
-of up to 2048 elements whole in local memory instead (a work-group per row, one launch).
+leave the GPU passes' kernels out). GPUs sort rows of up to 2048 elements whole in local
+memory instead (a work-group per row, one launch).
 partition and argpartition are the full sort; there is no separate top-k. unique counts
 the new values of the sorted keys per group, scans the counts, reads the total back and
 writes every output in one more pass.
