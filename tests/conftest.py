@@ -62,7 +62,7 @@ if NO_DEVICE:
 # kernels (425 s of its 23-minute run, cold, on a 2-core Zen 3), and no user of a CPU runs
 # them; CI runs them on the distribution's PoCL.
 _GPU_PATH_WORDS = ("gpu", "warp", "tile_kernels", "across_work_groups", "jacobi", "tiles")
-_GPU_PATH_FIXTURES = {"gpu_kernels", "gpu_plans"}
+_GPU_PATH_FIXTURES = {"gpu_kernels", "gpu_plans", "gpu_tiles"}
 # Tests that need two devices of one platform (they skip elsewhere): marked `two_devices`.
 _TWO_DEVICE_NAMES = ("same_platform_pair", "ctx_pair")
 

@@ -71,15 +71,21 @@ def _check_sorted(g_values, g_index, host, axis=-1):
         np.testing.assert_array_equal(_bits(got), _bits(stable))
 
 
-@pytest.fixture(params=["serial", "tile", "tile-rts"])
+@pytest.fixture(params=["serial", "tiles", "tiles-rts"])
 def variant(request, monkeypatch):
     """Runs a test with the CPU kernels and again with the GPU tiles (on any device), by
-    decoupled look-back and by reduce-then-scan."""
+    decoupled look-back and by reduce-then-scan (the ids with "tiles": marked gpu_paths)."""
     kind = "serial" if request.param == "serial" else "tile"
     monkeypatch.setattr(sorting, "_variant", lambda ctx: kind)
-    if request.param == "tile-rts":
+    if request.param == "tiles-rts":
         monkeypatch.setattr(sorting, "_lookback", lambda ctx, n: False)
     return request.param
+
+
+@pytest.fixture
+def gpu_tiles(monkeypatch):
+    """The GPU passes (tiles) on any device (marks the test gpu_paths)."""
+    monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
 
 
 @pytest.mark.parametrize("n", SIZES)
@@ -96,13 +102,12 @@ def test_sort_argsort_1d(ctx, dtype, n):
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float16, np.int32, np.float32,
                                    np.uint64, np.float64, np.complex64, np.complex128],
                          ids=lambda d: np.dtype(d).name)
-def test_tile_kernels(ctx, monkeypatch, dtype, lookback):
+def test_tile_kernels(ctx, gpu_tiles, monkeypatch, dtype, lookback):
     """The GPU variant (8-bit digits, tiles of 256 x 16, 8 or 4 elements by element size)
     on sizes around the tile, by look-back and by reduce-then-scan, with its short-row
     kernel off, so the radix passes run for every size."""
     if np.dtype(dtype) in (np.float64, np.complex128) and not ctx.fp64:
         pytest.skip("no fp64")
-    monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
     monkeypatch.setattr(sorting, "_lookback", lambda c, n: lookback)
     monkeypatch.setattr(sorting, "_rows_limit", lambda c, rows: 0)
     geo = sorting._geometry(ctx, 8 * np.dtype(dtype).itemsize)
@@ -115,14 +120,13 @@ def test_tile_kernels(ctx, monkeypatch, dtype, lookback):
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.int64, np.complex64],
                          ids=lambda d: np.dtype(d).name)
-def test_warp_ranked_tiles(ctx, monkeypatch, dtype):
+def test_warp_ranked_tiles(ctx, gpu_tiles, monkeypatch, dtype):
     """The tiles NVIDIA GPUs rank by warps (ballots, per-warp counters, one scan), their
     warps emulated through local memory, sorts by their own build without payloads: sizes
     around the tile, both digit paths of the first pass (a low digit that varies, one that
     does not), rows, reduce-then-scan."""
     if np.dtype(dtype) == np.complex64 and not ctx.fp64:
         pytest.skip("no fp64")
-    monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
     monkeypatch.setattr(sorting, "WARP_EMULATED", True)
     monkeypatch.setattr(sorting, "_rows_limit", lambda c, rows: 0)
     geo = sorting._geometry(ctx, 8 * np.dtype(dtype).itemsize)
@@ -145,14 +149,13 @@ def test_warp_ranked_tiles(ctx, monkeypatch, dtype):
     _check_sorted(ga.sort(g), ga.argsort(g), host)
 
 
-def test_warp_rank_probe_falls_back(ctx, monkeypatch):
+def test_warp_rank_probe_falls_back(ctx, gpu_tiles, monkeypatch):
     """A device that claims NVIDIA's warps but cannot build or run the PTX kernels (here the
     test device itself) fails the probe once and keeps sorting with the split ranking."""
     if ctx.device.nv_capability:
         pytest.skip("an NVIDIA device builds the PTX kernels: its probe passes")
     cls = type(ctx.device)
     monkeypatch.setattr(cls, "nv_capability", property(lambda self: (9, 0)))
-    monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
     # (no verdict yet; monkeypatch puts back whatever the context held before)
     monkeypatch.setitem(ctx.state, ("sort_warp_rank", sorting.WARP_RANK), None)
     del ctx.state[("sort_warp_rank", sorting.WARP_RANK)]
@@ -163,20 +166,18 @@ def test_warp_rank_probe_falls_back(ctx, monkeypatch):
     _check_sorted(ga.sort(g), ga.argsort(g), host)
 
 
-def test_lookback_under_load(ctx, monkeypatch):
+def test_lookback_under_load(ctx, gpu_tiles):
     """Many tiles in flight at once on every compute unit: each waits on earlier ones."""
-    monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
     host = _data(np.float32, 300_001, seed=3)
     g = ga.asarray(host, context=ctx)
     for _ in range(2):
         _check_sorted(ga.sort(g), ga.argsort(g), host)
 
 
-def test_pooled_histograms_come_back_zeroed(ctx, monkeypatch):
+def test_pooled_histograms_come_back_zeroed(ctx, gpu_tiles, monkeypatch):
     """GPU sorts count into histogram buffers from a pool of the context's, each zeroed
     after its last pass: a sort of rows (whose row digits' counts the host writes) and
     then sorts of other widths find them zeroed, and the pool stays bounded."""
-    monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
     monkeypatch.setattr(sorting, "_rows_limit", lambda c, rows: 0)
     monkeypatch.setitem(ctx.state, "sort histograms", [])
     rows = _data(np.int32, 300 * 9, seed=2).reshape(300, 9)
@@ -483,10 +484,9 @@ def test_unique_of_views(ctx):
             np.testing.assert_array_equal(r, e)
 
 
-def test_small_geometry(ctx, monkeypatch):
+def test_small_geometry(ctx, gpu_tiles, monkeypatch):
     """Tiles of 64 x 2, scans of 64 and rows of at most 256, as a device with little local
     memory would take them (one more build, for float32)."""
-    monkeypatch.setattr(sorting, "_variant", lambda c: "tile")
     monkeypatch.setattr(sorting, "_geometry",
                         lambda c, width, keys_only=False: sorting._Geometry(64, 2, 64, 256, 64))
     for shape in ((5000,), (3, 300), (40, 256), (7, 3)):
