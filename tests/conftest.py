@@ -59,8 +59,9 @@ if NO_DEVICE:
 # Tests that run the GPU algorithms on whatever device runs them (device classes patched,
 # tiles, warps and grids forced), by their names and parameters or their fixtures: marked
 # `gpu_paths`. Intel's CPU runtime skips them: its compiler takes minutes over their unrolled
-# kernels (425 s of its 23-minute run, cold, on a 2-core Zen 3), and no user of a CPU runs
-# them; CI runs them on the distribution's PoCL.
+# kernels (425 s of its 23-minute run, cold, on a 2-core Zen 3), corrupted its heap now and
+# then over the sort's tiles (a cold CI died of it), and no user of a CPU runs them; CI runs
+# them on the distribution's PoCL.
 _GPU_PATH_WORDS = ("gpu", "warp", "tile_kernels", "across_work_groups", "jacobi", "tiles")
 _GPU_PATH_FIXTURES = {"gpu_kernels", "gpu_plans", "gpu_tiles"}
 # Tests that need two devices of one platform (they skip elsewhere): marked `two_devices`.
