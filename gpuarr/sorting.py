@@ -69,6 +69,12 @@ _SEARCH_LOCAL, _SEARCH_QUERIES, _SEARCH_SAMPLES, _SEARCH_TAIL = 256, 4, 1024, 32
 WARP_RANK = True
 # tests: the warp-ranked tiles on any device, the warps' exchanges through local memory
 WARP_EMULATED = False
+# warp-ranked tiles of sorts without payloads, keys of 32 / 64 bits: each key read again (from
+# the L2 cache) to be placed rather than held in a register over the ranking. H200, a pass
+# over 2^24 keys (.device/sortreload.py): float32 512 x 11 50 -> 40 registers (three tiles a
+# multiprocessor instead of two), 121 -> 108 us; uint64 62 -> 40, 128 -> 123 us. Argsorts
+# (payloads read again too) lost: float32 146 -> 191 us at 55 registers, uint64 195 -> 197.
+WARP_RELOAD = True
 # element width -> (work-items, most elements per work-item) of the warp-ranked tiles; the
 # elements are bounded by 48 KiB of local memory too. _KEYS: sorts without payloads (their
 # own build, keys_only). H200, a pass over 2^24 keys (.device/sortprof.py; the shared build,
@@ -80,9 +86,11 @@ WARP_EMULATED = False
 # Ranked by digit masks (.device/sortgeo.py, keys only, float32 / uint64): 512 x 11 at 64
 # registers (two tiles a multiprocessor) 123 / 144 us; 256 x 11 136 / 153; 256 x 16 156 /
 # 167; 512 x 8 144 / 152; 384 x 11 145 / 154. With rank and digit in one register (no
-# spills): 512 x 11 121 / 128, argsort 512 x 11 float32 147, 512 x 7 uint64 196.
+# spills): 512 x 11 121 / 128, argsort 512 x 11 float32 147, 512 x 7 uint64 196. Keys read
+# again (WARP_RELOAD, 40 registers): float32 512 x 10 / 11 / 12 / 13 113 / 108 / 108 / 105 us;
+# uint64 512 x 9 / 10 / 11 129 / 125 / 123 (11: the most that local memory holds).
 _WARP_TILE = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 7)}
-_WARP_TILE_KEYS = {8: (512, 16), 16: (512, 16), 32: (512, 11), 64: (512, 11)}
+_WARP_TILE_KEYS = {8: (512, 16), 16: (512, 16), 32: (512, 13), 64: (512, 11)}
 
 # kernel -> its arguments: u a uint scalar, B a buffer
 _ARGS = {
@@ -128,6 +136,7 @@ class _Geometry(NamedTuple):
     scan_local: int  # work-items of sort_scan (and the unique kernels) on GPUs
     hist_copies: int = 1  # histograms in sort_hist_all's local memory
     rank: str = "split"  # sort_onesweep's ranking: 'split' or 'warp'
+    reload: bool = False  # sort_onesweep reads keys again to place them (WARP_RELOAD)
 
 
 def _geometry(ctx, width, keys_only=False):
@@ -214,9 +223,12 @@ def _device_geometry(device, devname, width, warp=False, emulated=False, keys_on
     while rows_max > 64 and rows_max * (key_bytes + 2) > local_mem:
         rows_max //= 2
     hist = width // 8 * 256 * 4
+    # (tried on an H200: the high digits counted by warps, the lanes of one digit found by
+    # match.any and one atomic each: uint32 keys' histograms 41 -> 136 us, uint64 70 -> 141)
     copies = next(c for c in (4, 2, 1) if c == 1 or c * hist <= min(16384, local_mem // 2))
     return _Geometry(tile_local, items, local, rows_max,
-                     1 << (min(wg, 1024).bit_length() - 1), copies, rank)
+                     1 << (min(wg, 1024).bit_length() - 1), copies, rank,
+                     WARP_RELOAD and warp and keys_only and width in (32, 64))
 
 
 def _program(ctx, width, digit=None, keys_only=False):

@@ -23,6 +23,9 @@
 ##                'warp' (warps of 32 by inline PTX: NVIDIA, compute capability 7 and up;
 ##                width <= 64, tile_local a multiple of 32 up to 1024); 'warp-emulated'
 ##                (the same with the warps' exchanges through local memory: tests)
+##   reload       (warp ranks, keys_only, width 32 or 64) sort_onesweep reads each key again
+##                from global memory (the L2 cache) to put it in its place, instead of holding
+##                it in a register over the ranking (fewer registers: more tiles in flight)
 ## Runtime arguments shared by the kernels:
 ##   mode      0 unsigned (bool too), 1 signed, 2 IEEE float, 3 complex (64: complex64, 128:
 ##             complex128); keys follow numpy's order: NaNs last (all NaNs one key), -0.0 ==
@@ -634,6 +637,7 @@ ${tile_stores()}\
 
 % else:
 <%
+    assert not reload or (keys_only and width in (32, 64)), "reload: keys of 32 or 64 bits"
     W = L // 32  # warps
     # local memory shared by the warps' counters and digit masks (2 x W x 256) and, after
     # ranking, the tile in digit order (keys, then payloads), in 8-byte words
@@ -671,6 +675,7 @@ inline uint ga_shfl_up(const uint x, const uint by, __local uint *lanes)
 }
 #define GA_WARP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
 #define ga_poll(p) atomic_or((p), 0u)
+#define ga_reload(p) (*(p))
 % else:
 #define GA_LANES 0
 inline uint ga_shfl_idx(const uint x, const uint lane, __local uint *lanes)
@@ -686,6 +691,16 @@ inline uint ga_shfl_up(const uint x, const uint by, __local uint *lanes)
     return r;
 }
 #define GA_WARP_SYNC() asm volatile("bar.warp.sync 0xffffffff;" ::: "memory")
+% if reload:
+// a key read again after the ranking (asm: the compiler may not keep the first read's value
+// in a register instead)
+inline ${RAW} ga_reload(__global const ${RAW} *p)
+{
+    ${RAW} r;
+    asm volatile("ld.global.b${width} %0, [%1];" : "=${'l' if width == 64 else 'r'}"(r) : "l"(p));
+    return r;
+}
+% endif
 // a look-back word as the L2 holds it (not an atomic: many work-groups poll at once)
 inline uint ga_poll(__global uint *p)
 {
@@ -785,8 +800,12 @@ ${publish('(start[q + 1] - start[q])')}\
 % endfor
     barrier(CLK_LOCAL_MEM_FENCE);  // (the tile takes the counters' place)
 % for j in range(E):
+% if reload:
+    if (first + ${32 * j}u < n) skey[k${j}] = ga_reload(kin + first + ${32 * j}u);
+% else:
     skey[k${j}] = r${j};
     if (pay_mode) spay[k${j}] = p${j};
+% endif
 % endfor
 ${tile_places('(start[q + 1] - start[q])', 'start[q]')}\
 ${tile_stores()}\
