@@ -122,20 +122,26 @@ def test_tile_kernels(ctx, gpu_tiles, monkeypatch, dtype, lookback):
                          ids=lambda d: np.dtype(d).name)
 def test_warp_ranked_tiles(ctx, gpu_tiles, monkeypatch, dtype):
     """The tiles NVIDIA GPUs rank by warps (ballots, per-warp counters, one scan), their
-    warps emulated through local memory, sorts by their own build without payloads: sizes
-    around the tile, both digit paths of the first pass (a low digit that varies, one that
-    does not), rows, reduce-then-scan."""
+    warps emulated through local memory, sorts by their own build without payloads (32- and
+    64-bit keys read again to be placed): sizes around both builds' tiles, both digit paths
+    of the first pass (a low digit that varies, one that does not), rows, reduce-then-scan."""
     if np.dtype(dtype) == np.complex64 and not ctx.fp64:
         pytest.skip("no fp64")
     monkeypatch.setattr(sorting, "WARP_EMULATED", True)
     monkeypatch.setattr(sorting, "_rows_limit", lambda c, rows: 0)
-    geo = sorting._geometry(ctx, 8 * np.dtype(dtype).itemsize)
-    assert geo.rank == "warp-emulated"
+    width = 8 * np.dtype(dtype).itemsize
+    geo, keys = sorting._geometry(ctx, width), sorting._geometry(ctx, width, keys_only=True)
+    assert geo.rank == keys.rank == "warp-emulated"
+    assert keys.reload == (width in (32, 64)) and not geo.reload
     tile = geo.tile_local * geo.tile_items
     for n in (2, tile - 1, tile + 1, 3 * tile + 5):
         host = _data(dtype, n, seed=4)
         g = ga.asarray(host, context=ctx)
         _check_sorted(ga.sort(g), ga.argsort(g), host)
+    keys_tile = keys.tile_local * keys.tile_items
+    for n in sorted({keys_tile - 1, keys_tile + 1} - {tile - 1, tile + 1}):
+        host = _data(dtype, n, seed=9)
+        _check_sorted(ga.sort(ga.asarray(host, context=ctx)), None, host)
     if np.dtype(dtype).kind == "i":  # the low digit the same everywhere: the first pass skips
         host = _data(dtype, 2 * tile + 3, seed=6) << 8
         g = ga.asarray(host, context=ctx)
