@@ -58,15 +58,39 @@ def _render_probe():
 
 def test_compiled_templates_are_kept_in_a_private_folder(template_cache):
     source = _render_probe()
-    (folder,) = template_cache.iterdir()
+    (install,) = template_cache.iterdir()
+    (folder,) = install.iterdir()  # (one per text of the templates)
     assert os.stat(folder).st_mode & 0o077 == 0
     assert [p.name for p in folder.iterdir()] == ["probe.cl.mako.py"]
     assert _render_probe() == source  # from the kept module
 
 
+def test_a_template_changed_within_a_second_is_compiled_again(template_cache, tmp_path,
+                                                              monkeypatch):
+    """Mako's own check compares whole seconds of modification times: a template rewritten
+    with its old modification time (as an edit in the second its module was written) must
+    still render its new text, and the old text's modules go."""
+    here = tmp_path / "templates"
+    here.mkdir()
+    monkeypatch.setattr(kernels, "_HERE", str(here))
+    template = here / "t.cl.mako"
+    renders = []
+    for text in ("first ${x}", "second ${x}"):
+        template.write_text(text)
+        os.utime(template, (1_700_000_000, 1_700_000_000))
+        kernels._lookup.cache_clear()
+        kernels._render.cache_clear()
+        renders.append(kernels.render("t.cl.mako", x=1))
+    assert renders == ["first 1", "second 1"]
+    (install,) = template_cache.iterdir()
+    (folder,) = install.iterdir()
+    assert [p.name for p in folder.iterdir()] == ["t.cl.mako.py"]
+
+
 def test_an_unsafe_template_folder_is_not_used(template_cache):
     _render_probe()
-    (folder,) = template_cache.iterdir()
+    (install,) = template_cache.iterdir()
+    (folder,) = install.iterdir()
     for module in folder.iterdir():
         module.unlink()
     os.chmod(folder, 0o777)

@@ -9,6 +9,7 @@ binaries planted there would run). The hot path is one dict lookup.
 import functools
 import hashlib
 import os
+import shutil
 import warnings
 
 import pyopencl as cl
@@ -27,12 +28,34 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 def _lookup():
     """Mako's lookup of this folder's templates. Mako compiles each template to a Python
     module (0.03-0.05 s apiece); those are kept in a private folder of gpuarr's cache, one
-    per templates folder (two installs' templates never share one), so that a new process
-    imports them instead."""
-    digest = hashlib.sha256(_HERE.encode()).hexdigest()[:16]
-    modules = config.private_dir(config.cache_path("mako", digest), "compiled Mako templates")
+    per templates folder (two installs' templates never share one) and text of the
+    templates, so that a new process imports them instead. (Mako's own check compares
+    whole seconds of modification times: a template changed in the second its module was
+    written kept the old module.) The modules of the folder's earlier texts are removed."""
+    folder = config.cache_path("mako", hashlib.sha256(_HERE.encode()).hexdigest()[:16])
+    text = hashlib.sha256()
+    for name in sorted(os.listdir(_HERE)):
+        if name.endswith(".mako"):
+            with open(os.path.join(_HERE, name), "rb") as f:
+                text.update(name.encode() + b"\0" + f.read())
+    version = text.hexdigest()[:16]
+    modules = config.private_dir(os.path.join(folder, version), "compiled Mako templates")
+    if modules:
+        for old in set(os.listdir(folder)) - {version}:
+            _remove(os.path.join(folder, old))
     return TemplateLookup(directories=[_HERE], module_directory=modules,
                           strict_undefined=True, input_encoding="utf-8")
+
+
+def _remove(path):
+    """Remove a file or folder; gone already (another process) is fine."""
+    try:
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
+    except FileNotFoundError:
+        pass
 
 
 def _freeze(value):
