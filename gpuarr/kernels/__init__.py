@@ -48,13 +48,14 @@ def _lookup():
 
 
 def _remove(path):
-    """Remove a file or folder; gone already (another process) is fine."""
+    """Remove a file, link (not what it points to) or folder, as far as it can be: what is
+    left stays (gone already, another process's; not ours to remove)."""
     try:
-        if os.path.isdir(path):
+        if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path)
         else:
             os.remove(path)
-    except FileNotFoundError:
+    except OSError:
         pass
 
 
