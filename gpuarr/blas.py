@@ -139,9 +139,11 @@ GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu"]
 # 64 x 128 tile before it: 46.6/44.3 in the same run; async copies 47-52; bk=16 tiles spill
 # registers), tf32 146/158 (128 x 128 x 16: 134/140; async 104-149), 3xtf32 56.8/58.7
 # (pipelined: 52-53, it spills registers). NVIDIA's OpenCL runs __local arrays past the 48 KiB
-# it reports (144 KiB tried), but deeper slices lost: registers bind first.
+# it reports (144 KiB tried), but deeper slices lost: registers bind first. f64 at bk=16
+# since the template pipelines B's fragments (fewer registers than A's): H200, profiling
+# events, same run, 4096/8192 53.3/53.1 against bk=8's 51.1/51.3 (.device/dgemmabl.py).
 MMA_TILES = {
-    "f64": {9: dict(shape="m16n8k8", bm=128, bn=128, bk=8, wm=2, wn=4, copy="regs", stages=2,
+    "f64": {9: dict(shape="m16n8k8", bm=128, bn=128, bk=16, wm=2, wn=4, copy="regs", stages=2,
                     group_m=16, swizzle=True, pipeline=True),
             8: dict(shape="m8n8k4", bm=128, bn=128, bk=8, wm=2, wn=4, copy="regs", stages=2,
                     group_m=0, swizzle=False, pipeline=False)},

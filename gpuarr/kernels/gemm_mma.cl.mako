@@ -143,6 +143,9 @@
     parts = ('hi', 'lo') if prec == '3xtf32' else ('hi',)
     frag_type = 'double' if f64 else 'uint'
     steps = bk // kk_  # mma k steps per slice
+    # pipelined fragments: set fn holds the operand with fewer registers (see multiply_pipelined)
+    by_rows = mi_n * a_regs > ni_n * b_regs
+    fn_op, fn_count, fn_regs = ('b', ni_n, b_regs) if by_rows else ('a', mi_n, a_regs)
     tiles = [(i, j) for i in range(mi_n) for j in range(ni_n)]
 
     def split(dst, src):
@@ -352,20 +355,22 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 % endfor
         }
 </%def>\
-<%def name="declare_frags(p, b=True)">\
-## registers of fragment set p (its A fragments; and B's where b)
+<%def name="declare_frags(p, a=True, b=True)">\
+## registers of fragment set p (its A fragments where a; B's where b)
+% if a:
             ${frag_type} ${', '.join(f'{p}a{i}_{r}_{part}' for i in range(mi_n) for r in range(a_regs) for part in parts)};
+% endif
 % if b:
             ${frag_type} ${', '.join(f'{p}b{j}_{r}_{part}' for j in range(ni_n) for r in range(b_regs) for part in parts)};
 % endif
 </%def>\
-<%def name="load_frags(p, buf, k, a=True, b_cols=None)">\
-## fragment set p := this warp's rows (where a) and columns b_cols (default: all) of k step
+<%def name="load_frags(p, buf, k, a_rows=None, b_cols=None)">\
+## fragment set p := this warp's rows a_rows and columns b_cols (default: all) of k step
 ## ${k} of buffer ${buf}
         {
             __local const ${T} (*Al)[${la}] = Alm[${buf}];
             __local const ${T} (*Bl)[${lb}] = Blm[${buf}];
-% for i in range(mi_n if a else 0):
+% for i in (range(mi_n) if a_rows is None else a_rows):
 % for r in range(a_regs):
             ${split(f'{p}a{i}_{r}', a_at(i * mm_ + a_row(r), k + a_k(r)))}
 % endfor
@@ -417,30 +422,35 @@ ${mmas('f', tiles)}\
 </%def>\
 <%def name="multiply_pipelined(buf, next_slice)">\
 ## As multiply(), with the next k step's fragments loaded while this one's products run:
-## its A fragments into set fn first, each B fragment as soon as its last product is issued.
-## Set f holds k step 0 of the slice on entry and the next slice's k step 0 on exit. Before
-## the last k step's loads, the products of its first column are issued and next_slice()
-## sets nbuf_, the next slice's buffer, and makes it visible in local memory (where `more`).
+## the fragments of the operand with fewer registers (B's where equal) into set fn first,
+## then each fragment of the other as soon as its last product is issued (by_rows: the
+## products go row by row of A fragments, else column by column of B's). Set f holds k step
+## 0 of the slice on entry and the next slice's k step 0 on exit. Before the last k step's
+## loads, the products of its first row (column) are issued and next_slice() sets nbuf_,
+## the next slice's buffer, and makes it visible in local memory (where `more`).
 % for s in range(steps):
 <%
     last = s == steps - 1
     src, k = ('nbuf_', 0) if last else (buf, (s + 1) * kk_)
     early = 1 if last else 0
+    lines = range(mi_n if by_rows else ni_n)
+    line_tiles = (lambda x: [(x, j) for j in range(ni_n)]) if by_rows else \
+        (lambda x: [(i, x) for i in range(mi_n)])
 %>\
 % if last:
-${mmas('f', [(i, j) for j in range(early) for i in range(mi_n)])}\
+${mmas('f', [t for x in range(early) for t in line_tiles(x)])}\
 ${next_slice()}\
 % endif
-${load_frags('fn', src, k, b_cols=())}\
-% for j in range(ni_n):
-% if j >= early:
-${mmas('f', [(i, j) for i in range(mi_n)])}\
+${load_frags('fn', src, k, a_rows=() if by_rows else None, b_cols=None if by_rows else ())}\
+% for x in lines:
+% if x >= early:
+${mmas('f', line_tiles(x))}\
 % endif
-${load_frags('f', src, k, a=False, b_cols=(j,))}\
+${load_frags('f', src, k, a_rows=(x,) if by_rows else (), b_cols=() if by_rows else (x,))}\
 % endfor
 % for part in parts:
-% for i in range(mi_n):
-            ${' '.join(f'fa{i}_{r}_{part} = fna{i}_{r}_{part};' for r in range(a_regs))}
+% for x in range(fn_count):
+            ${' '.join(f'f{fn_op}{x}_{r}_{part} = fn{fn_op}{x}_{r}_{part};' for r in range(fn_regs))}
 % endfor
 % endfor
 % endfor
@@ -480,7 +490,7 @@ ${fetch(str(bk))}\
     int buf = 0, nbuf_;
 % if pipeline:
 ${declare_frags('f')}\
-${declare_frags('fn', b=False)}\
+${declare_frags('fn', a=not by_rows, b=by_rows)}\
 ${load_frags('f', '0', 0)}\
 % endif
     for (int k0 = 0; k0 < K; k0 += ${bk}) {
@@ -513,7 +523,7 @@ ${fetch_async(str(s * bk), str(s))}\
     barrier(CLK_LOCAL_MEM_FENCE);
 % if pipeline:
 ${declare_frags('f')}\
-${declare_frags('fn', b=False)}\
+${declare_frags('fn', a=not by_rows, b=by_rows)}\
 ${load_frags('f', '0', 0)}\
 % endif
     for (int k0 = 0; k0 < K; k0 += ${bk}) {
