@@ -140,11 +140,12 @@ GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu"]
 # registers), tf32 146/158 (128 x 128 x 16: 134/140; async 104-149), 3xtf32 56.8/58.7
 # (pipelined: 52-53, it spills registers). NVIDIA's OpenCL runs __local arrays past the 48 KiB
 # it reports (144 KiB tried), but deeper slices lost: registers bind first. f64 at bk=16
-# since the template pipelines B's fragments (fewer registers than A's): H200, profiling
-# events, same run, 4096/8192 53.3/53.1 against bk=8's 51.1/51.3 (.device/dgemmabl.py).
+# since the template pipelines B's fragments (fewer registers than A's), with mbarriers
+# (sync "mbar"): H200, profiling events, same run, 4096/8192 55.4/53.3 TFLOP/s against
+# 53.4/52.8 with work-group barriers; bk=8 with barriers 51.1/51.3 (.device/dgemmabl.py).
 MMA_TILES = {
     "f64": {9: dict(shape="m16n8k8", bm=128, bn=128, bk=16, wm=2, wn=4, copy="regs", stages=2,
-                    group_m=16, swizzle=True, pipeline=True),
+                    group_m=16, swizzle=True, pipeline=True, sync="mbar"),
             8: dict(shape="m8n8k4", bm=128, bn=128, bk=8, wm=2, wn=4, copy="regs", stages=2,
                     group_m=0, swizzle=False, pipeline=False)},
     "3xtf32": {8: dict(shape="m16n8k8", bm=128, bn=128, bk=8, wm=2, wn=2, copy="regs",
@@ -182,7 +183,7 @@ MMA_PROBE_ERROR = {"f64": 1e-13, "3xtf32": 1e-5, "tf32": 5e-3}
 # entry's; switches are 0 or 1.
 MMA_CLASSES = {"mma_f64": "f64", "mma_3xtf32": "3xtf32", "mma_tf32": "tf32"}
 _MMA_SPACE = dict(wm=(1, 2, 4), wn=(1, 2, 4), copy=("regs", "async"), stages=(2, 3, 4),
-                  group_m=(0, 8, 16), swizzle=(0, 1), pipeline=(0, 1))
+                  group_m=(0, 8, 16), swizzle=(0, 1), pipeline=(0, 1), sync=("bar", "mbar"))
 GEMM_SPACE["nvidia"] = dict(
     GEMM_SPACE["gpu"], mma_f64=dict(_MMA_SPACE, bm=(64, 128), bn=(64, 128), bk=(8, 16)),
     mma_3xtf32=dict(_MMA_SPACE, bm=(64, 128), bn=(64, 128), bk=(8, 16)),
@@ -335,6 +336,10 @@ def _tile(ctx, dtype, m, n, k=256, batch=1):
                                              k, batch))]
 
 
+# keys a GEMM entry may leave out: the backend ("gpuarr"), gemm_mma's sync ("bar")
+_DEFAULTED = {"backend", "sync"}
+
+
 def _show(params):
     return ", ".join(f"{k}={v}" for k, v in params.items())
 
@@ -354,8 +359,8 @@ def check_tile(ctx, dtype, shape_class, params, cls=None):
     except KeyError:
         raise ArgumentError(f"{what}: no such shape class for {dt.name} on {cls} devices "
                             f"(classes: {', '.join(shape_classes(cls, dt))})") from None
-    # the built-in entry's keys, and those GEMM_SPACE adds (template parameters with defaults)
-    needed = set(builtin) - {"backend"}
+    # the built-in entry's keys but those with defaults, and those GEMM_SPACE adds
+    needed = set(builtin) - _DEFAULTED
     allowed = needed | set(GEMM_SPACE.get(cls, {}).get(shape_class, {}))
     got = set(params) - {"backend"}
     if not needed <= got <= allowed:

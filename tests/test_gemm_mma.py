@@ -96,6 +96,8 @@ def test_template_renders(prec, entry, variant):
     mma = f"mma.sync.aligned.{tile['shape']}.row.col.{types}"
     assert mma in src and "__kernel" in src
     assert ("cp.async" in src) == (copy == "async")
+    mbar = tile.get("sync") == "mbar" and copy == "regs" and tile["pipeline"]
+    assert ("mbarrier.try_wait" in src) == mbar
     assert ("cvt.rna.tf32.f32" in src) == (prec != "f64")
     # one mma per tile of a warp and k step, three for 3xTF32
     mm_, kk_ = int(tile["shape"][1:].split("n")[0]), int(tile["shape"].split("k")[1])

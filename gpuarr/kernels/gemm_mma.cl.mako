@@ -27,6 +27,10 @@
 ##   stages      local buffers of the ring ('async'; 'regs' always uses 2)
 ##   pipeline    load each k step's fragments while the previous k step's products run,
 ##               the next slice's first ones between the halves of the slice's last products
+##   sync        (optional, default 'bar') 'mbar', where copy is 'regs' and pipelined (else
+##               ignored): three buffers; a slice is written after the first products of
+##               the slice before it and awaited on its buffer's mbarrier (sm_90) instead of
+##               a work-group barrier, so that no warp waits for the others to reach one
 ##   edge_mn     M or N is not a multiple of the tile: loads clamp into the matrix (the
 ##               outputs they feed are not stored), stores are checked
 ##   edge_vec    (with edge_mn) M or N is not a multiple of vec along an operand whose
@@ -57,7 +61,11 @@
     assert bm % wm == 0 and bn % wn == 0 and tm % mm_ == 0 and tn % 8 == 0, "warp tiles"
     assert bk % kk_ == 0, "bk must be a multiple of the mma k"
     mi_n, ni_n = tm // mm_, tn // 8  # mma tiles per warp
-    nbuf = stages if copy == 'async' else 2
+    # sync 'mbar' (copy 'regs', pipelined): mbarriers instead of work-group barriers, and a
+    # third buffer, so that a slice is written while the one before it may still be read
+    assert context.get('sync', 'bar') in ('bar', 'mbar'), "sync: 'bar' or 'mbar'"
+    mbar = context.get('sync', 'bar') == 'mbar' and copy == 'regs' and pipeline
+    nbuf = stages if copy == 'async' else 3 if mbar else 2
     assert copy in ('regs', 'async') and nbuf >= 2
     assert vec in (1, 2, 4) and (copy == 'regs' or vec * size in (4, 8, 16))
 
@@ -169,6 +177,34 @@ inline uint tf32(const float x)
     uint r;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
     return r;
+}
+% endif
+% if mbar:
+
+// mbarriers (sm_90): a buffer's writers arrive after writing it, its readers wait for the
+// phase in which all have arrived; no work-item waits for the others to reach a barrier
+inline void mbar_init(__local ulong *bars, const uint count)
+{
+    for (int b = 0; b < ${nbuf}; b++)
+        asm volatile("mbarrier.init.shared.b64 [%0], %1;"
+                     :: "r"((uint)(size_t)(bars + b)), "r"(count) : "memory");
+}
+
+inline void mbar_arrive(__local ulong *bar)
+{
+    ulong state;
+    asm volatile("mbarrier.arrive.shared.b64 %0, [%1];"
+                 : "=l"(state) : "r"((uint)(size_t)bar) : "memory");
+}
+
+inline void mbar_wait(__local ulong *bar, const uint parity)
+{
+    uint done;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; "
+                     "selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "r"((uint)(size_t)bar), "r"(parity) : "memory");
+    } while (!done);
 }
 % endif
 % if copy == 'async':
@@ -420,26 +456,31 @@ ${mmas('f', tiles)}\
         }
 % endfor
 </%def>\
-<%def name="multiply_pipelined(buf, next_slice)">\
+<%def name="multiply_pipelined(buf, next_slice, publish=None)">\
 ## As multiply(), with the next k step's fragments loaded while this one's products run:
 ## the fragments of the operand with fewer registers (B's where equal) into set fn first,
 ## then each fragment of the other as soon as its last product is issued (by_rows: the
 ## products go row by row of A fragments, else column by column of B's). Set f holds k step
 ## 0 of the slice on entry and the next slice's k step 0 on exit. Before the last k step's
 ## loads, the products of its first row (column) are issued and next_slice() sets nbuf_,
-## the next slice's buffer, and makes it visible in local memory (where `more`).
+## the next slice's buffer, and makes it visible in local memory (where `more`). publish(),
+## where given, runs after the first row (column) of k step 0: it writes the next slice
+## (next_slice() then only waits for every work-item's writes).
 % for s in range(steps):
 <%
     last = s == steps - 1
     src, k = ('nbuf_', 0) if last else (buf, (s + 1) * kk_)
-    early = 1 if last else 0
+    hooks = ([publish] if publish and s == 0 else []) + ([next_slice] if last else [])
+    early = 1 if hooks else 0
     lines = range(mi_n if by_rows else ni_n)
     line_tiles = (lambda x: [(x, j) for j in range(ni_n)]) if by_rows else \
         (lambda x: [(i, x) for i in range(mi_n)])
 %>\
-% if last:
+% if hooks:
 ${mmas('f', [t for x in range(early) for t in line_tiles(x)])}\
-${next_slice()}\
+% for hook in hooks:
+${hook()}\
+% endfor
 % endif
 ${load_frags('fn', src, k, a_rows=() if by_rows else None, b_cols=None if by_rows else ())}\
 % for x in lines:
@@ -469,6 +510,24 @@ ${fetch('k0 + ' + str(2 * bk))}\
             barrier(CLK_LOCAL_MEM_FENCE);
         }
 </%def>\
+<%def name="publish_next()">\
+## sync 'mbar': the fetched slice into the next buffer, this work-item's arrival on that
+## buffer's mbarrier, and the registers refilled with the slice after it
+        nbuf_ = buf == ${nbuf - 1} ? 0 : buf + 1;
+        if (more) {
+${stage('nbuf_')}\
+            mbar_arrive(&mbars[nbuf_]);
+            if (k0 + ${2 * bk} < K) {
+${fetch('k0 + ' + str(2 * bk))}\
+            }
+        }
+</%def>\
+<%def name="wait_next()">\
+## sync 'mbar': wait until every work-item has written the next slice (slice s + 1 is the
+## buffer's use s / ${nbuf}: the phase parity)
+        if (more)
+            mbar_wait(&mbars[nbuf_], (k0 / ${bk * nbuf}) & 1);
+</%def>\
 <%def name="await_next()">\
         nbuf_ = buf + 1 == ${nbuf} ? 0 : buf + 1;
         if (more) {
@@ -477,8 +536,13 @@ ${fetch('k0 + ' + str(2 * bk))}\
         }
 </%def>\
 % if copy == 'regs':
-    // slice s is staged in buffer s % 2: while one buffer feeds the tensor cores, the next
+    // slice s is staged in buffer s % ${nbuf}: while one buffer feeds the tensor cores, the next
     // slice is fetched from global memory and then written into the other
+% if mbar:
+    __local ulong mbars[${nbuf}] __attribute__((aligned(8)));
+    if (tid == 0)
+        mbar_init(mbars, ${threads});
+% endif
 ${fetch('0')}\
 ${stage('0')}\
 % if pipeline:
@@ -501,12 +565,12 @@ ${fetch('k0 + ' + str(bk))}\
         }
 % endif
 % if pipeline:
-${multiply_pipelined('buf', stage_next)}\
+${multiply_pipelined('buf', wait_next, publish_next) if mbar else multiply_pipelined('buf', stage_next)}\
 % else:
 ${multiply('buf')}\
 ${stage_next()}\
 % endif
-        buf ^= 1;
+        buf = nbuf_;
     }
 % else:
     // slice s goes to buffer s % ${nbuf}: ${nbuf - 1} slices are in flight while one is multiplied.
