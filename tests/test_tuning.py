@@ -351,9 +351,13 @@ def test_mma_classes_are_checked_by_the_template(ctx, shape_class):
     for change, message in ((dict(bk=12), "template refuses"), (dict(wm=3), "template refuses"),
                             (dict(wm=1, wn=1, bm=128, bn=128), "MAX_OUTPUTS"),
                             (dict(shape="m8n8k9"), "template refuses"),
-                            (dict(copy="dma"), "template refuses"), (dict(extra=1), "keys")):
+                            (dict(copy="dma"), "template refuses"), (dict(extra=1), "keys"),
+                            (dict(sync="wait"), "template refuses")):
         with pytest.raises(ArgumentError, match=message):
             blas.check_tile(ctx, dt, shape_class, dict(builtin, **change), "nvidia")
+    # sync has a default: entries stored before it existed still pass
+    blas.check_tile(ctx, dt, shape_class, {k: v for k, v in builtin.items() if k != "sync"},
+                    "nvidia")
     with pytest.raises(ArgumentError, match="no such shape class"):
         blas.check_tile(ctx, dt, shape_class, builtin, "gpu")
 
