@@ -132,7 +132,7 @@ GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu"]
 # tensor cores; "3xtf32", "tf32": float32, see the gemm_precision flag), then by the least
 # compute capability (major) an entry needs: mma shape, work-group tile bm x bn, k step bk,
 # warps wm x wn, global -> local copy ("regs" or "async" with `stages` buffers), tile order
-# (group_m), local layout (swizzle) and fragment pipelining (see the template). Used for
+# (group_m), local layout (swizzle), fragment pipelining and sync (see the template). Used for
 # products with m >= bm and n >= bn where the entry's probe passed on the device. Picked by
 # sweeps of these parameters on an H100 (square row-major products, 4096/8192, TFLOP/s, one
 # run each, before `python -m gpuarr tune` searched them): f64 52.4/51.0 (the unpipelined

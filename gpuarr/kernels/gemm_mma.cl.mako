@@ -24,7 +24,7 @@
 ##               then stored into the other of two local buffers; 'async': cp.async copies
 ##               global -> local without registers into a ring of `stages` buffers
 ##               (needs vec * element size of 4, 8 or 16 bytes)
-##   stages      local buffers of the ring ('async'; 'regs' always uses 2)
+##   stages      local buffers of the ring ('async'; 'regs' uses 2, 3 with sync 'mbar')
 ##   pipeline    load each k step's fragments while the previous k step's products run,
 ##               the next slice's first ones between the halves of the slice's last products
 ##   sync        (optional, default 'bar') 'mbar', where copy is 'regs' and pipelined (else
