@@ -63,8 +63,9 @@
     mi_n, ni_n = tm // mm_, tn // 8  # mma tiles per warp
     # sync 'mbar' (copy 'regs', pipelined): mbarriers instead of work-group barriers, and a
     # third buffer, so that a slice is written while the one before it may still be read
-    assert context.get('sync', 'bar') in ('bar', 'mbar'), "sync: 'bar' or 'mbar'"
-    mbar = context.get('sync', 'bar') == 'mbar' and copy == 'regs' and pipeline
+    sync = context.get('sync', 'bar')
+    assert sync in ('bar', 'mbar'), "sync: 'bar' or 'mbar'"
+    mbar = sync == 'mbar' and copy == 'regs' and pipeline
     nbuf = stages if copy == 'async' else 3 if mbar else 2
     assert copy in ('regs', 'async') and nbuf >= 2
     assert vec in (1, 2, 4) and (copy == 'regs' or vec * size in (4, 8, 16))
