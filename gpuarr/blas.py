@@ -162,11 +162,12 @@ MMA_TILES = {
 # 0.90-0.98x (0.67-0.78x without), 1024 0.91-0.93x (0.66-0.72x); float32's (3xTF32) were
 # not faster (1024: 0.83-0.89x against 1.00-1.02x). k slices (H200, single calls beside
 # CuPy's, two runs, `.device/gemmmid.py`): 3xTF32 16 against 8: SGEMM 256 / 512 / 1024
-# 1.19 / 0.90 / 1.02x against 1.01 / 0.80 / 0.96x, tall-skinny 2^22 x 64 @ 64 x 64 1.05x
-# against 1.02x, batched 16384 x 64^3 1.03-1.06x against 0.97x (32: 2-5% faster than 16
-# where k >= 256, 8-15% slower at k 64-128); TF32 32 unswizzled against 16 swizzled: 256
-# / 512 / 1024 1.07-1.11 / 1.12 / 1.62x against 1.00-1.04 / 1.00 / 1.46x, tall-skinny
-# 1.45x against 1.19x, batched 1.35x against 1.12x. float64: 16 or 32 within noise of 8.
+# 0.95-1.19 / 0.90-0.92 / 1.02-1.03x against 0.87-1.01 / 0.80-0.81 / 0.96-0.97x,
+# tall-skinny 2^22 x 64 @ 64 x 64 1.05x against 1.02x, batched 16384 x 64^3 1.03-1.06x
+# against 0.97x (32: 2-7% faster than 16 where k >= 256, 5-16% slower at k 64-128); TF32
+# 32 unswizzled against 16 swizzled: 256 / 512 / 1024 1.07-1.11 / 1.12-1.13 / 1.62x against
+# 1.00-1.04 / 1.00-1.01 / 1.46x, tall-skinny 1.42-1.49x against 1.18-1.21x, batched 1.35x
+# against 1.12x. float64: 16 or 32 within noise of 8 (docs/benchmarks.md, GEMM shapes).
 MMA_MID_TILES = {
     "f64": {9: dict(shape="m16n8k8", bm=64, bn=64, bk=8, wm=2, wn=2, copy="regs", stages=2,
                     group_m=0, swizzle=True, pipeline=True),
