@@ -156,6 +156,11 @@
     by_rows = mi_n * a_regs > ni_n * b_regs
     fn_op, fn_count, fn_regs = ('b', ni_n, b_regs) if by_rows else ('a', mi_n, a_regs)
     tiles = [(i, j) for i in range(mi_n) for j in range(ni_n)]
+    # a work-item's chunks of a slice, (operand, r); and per operand: chunks a work-item
+    # copies, whether only some work-items copy the last, chunks a slice, unit stride along k
+    chunk_ids = [(op, r) for op, loads in (('a', a_loads), ('b', b_loads)) for r in range(loads)]
+    operand = lambda op: ((a_loads, a_part, a_chunks, a_mk) if op == 'a' else
+                          (b_loads, b_part, b_chunks, b_nk))
 
     def split(dst, src):
         # fragment register(s) dst_<part> := the local memory element src
@@ -303,17 +308,15 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 % if copy == 'regs':
     ${V} ${', '.join([f'ra{r}' for r in range(a_loads)] + [f'rb{r}' for r in range(b_loads)])};
 % endif
-<%def name="fetch(k0)">\
-## this work-item's chunks of the slice at ${k0}, into registers
-        {
-            const long ak = (long)(${k0}) * a_sk, bk = (long)(${k0}) * b_sk;
-% for op, loads, part, chunks, mk in (('a', a_loads, a_part, a_chunks, a_mk), ('b', b_loads, b_part, b_chunks, b_nk)):
+<%def name="fetch_chunk(k0, op, r)">\
+## chunk r of operand op ('a' or 'b') of the slice at ${k0} into its registers (ak and bk:
+## the slice's offsets along k)
 <%
+    loads, part, chunks, mk = operand(op)
     x, lim, x0 = ('mm', 'M', 'bm0') if op == 'a' else ('nn', 'N', 'bn0')
     s_fast = (f'{op}_sk' if mk else ('a_sm' if op == 'a' else 'b_sn'))
     base = 'A' if op == 'a' else 'B'
 %>\
-% for r in range(loads):
             ${'if (tid + %d < %d)' % (r * threads, chunks) if part else ''}
             {
                 const long at = ${op}_at${r} + ${op}k;
@@ -336,20 +339,23 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
                 }
 % endif
             }
-% endfor
+</%def>\
+<%def name="fetch(k0)">\
+## this work-item's chunks of the slice at ${k0}, into registers
+        {
+            const long ak = (long)(${k0}) * a_sk, bk = (long)(${k0}) * b_sk;
+% for op, r in chunk_ids:
+${fetch_chunk(k0, op, r)}\
 % endfor
         }
 </%def>\
-<%def name="stage(buf)">\
-## the registers of fetch() into local memory buffer ${buf}
-% for op, loads, part, chunks, mk in (('a', a_loads, a_part, a_chunks, a_mk), ('b', b_loads, b_part, b_chunks, b_nk)):
+<%def name="stage_chunk(buf, op, r)">\
+## the registers of chunk r of operand op into local memory buffer ${buf}
 <%
+    loads, part, chunks, mk = operand(op)
     lm = 'Alm' if op == 'a' else 'Blm'
     x = 'mm' if op == 'a' else 'nn'
     first, second = (f'{op}_{x}' if mk else f'{op}_kk'), f'{op}_lc'
-%>\
-% for r in range(loads):
-<%
     x = f'r{op}{r}'
     if staged_tf32:
         x = f'as_float(tf32({x}))' if vec == 1 else \
@@ -361,7 +367,11 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 % else:
             *(__local ${V} *)&${lm}[${buf}][${first}${r}][${second}${r}] = ${x};
 % endif
-% endfor
+</%def>\
+<%def name="stage(buf)">\
+## the registers of fetch() into local memory buffer ${buf}
+% for op, r in chunk_ids:
+${stage_chunk(buf, op, r)}\
 % endfor
 </%def>\
 <%def name="fetch_async(k0, buf)">\
@@ -513,14 +523,15 @@ ${fetch('k0 + ' + str(2 * bk))}\
 </%def>\
 <%def name="publish_next()">\
 ## sync 'mbar': the fetched slice into the next buffer, this work-item's arrival on that
-## buffer's mbarrier, and the registers refilled with the slice after it
+## buffer's mbarrier, and the registers refilled with the slice after it. Without branches
+## (past the last slice it writes a buffer no one reads and re-reads this slice), so that
+## the compiler can place the copies between the products around them.
         nbuf_ = buf == ${nbuf - 1} ? 0 : buf + 1;
-        if (more) {
 ${stage('nbuf_')}\
-            mbar_arrive(&mbars[nbuf_]);
-            if (k0 + ${2 * bk} < K) {
-${fetch('k0 + ' + str(2 * bk))}\
-            }
+        mbar_arrive(&mbars[nbuf_]);
+        {
+            const int k_next = k0 + ${2 * bk} < K ? k0 + ${2 * bk} : k0;
+${fetch('k_next')}\
         }
 </%def>\
 <%def name="wait_next()">\
@@ -546,7 +557,12 @@ ${fetch('k0 + ' + str(2 * bk))}\
 % endif
 ${fetch('0')}\
 ${stage('0')}\
-% if pipeline:
+% if mbar:
+    {   // publish_next() stages these registers whatever K is: never left unset
+        const int k_first = ${bk} < K ? ${bk} : 0;
+${fetch('k_first')}\
+    }
+% elif pipeline:
     if (${bk} < K) {
 ${fetch(str(bk))}\
     }
