@@ -142,7 +142,8 @@ GEMM_SPACE["amd"] = GEMM_SPACE["intel"] = GEMM_SPACE["gpu"]
 # it reports (144 KiB tried), but deeper slices lost: registers bind first. f64 at bk=16
 # since the template pipelines B's fragments (fewer registers than A's), with mbarriers
 # (sync "mbar"): H200, profiling events, same run, 4096/8192 55.4/53.3 TFLOP/s against
-# 53.4/52.8 with work-group barriers; bk=8 with barriers 51.1/51.3 (.device/dgemmabl.py).
+# 53.4/52.8 with work-group barriers; bk=8 with barriers 51.1/51.3 (.device/dgemmabl.py);
+# its slices published without branches (see the template): 57.0/53.3 against 55.2/52.0.
 MMA_TILES = {
     "f64": {9: dict(shape="m16n8k8", bm=128, bn=128, bk=16, wm=2, wn=4, copy="regs", stages=2,
                     group_m=16, swizzle=True, pipeline=True, sync="mbar"),
