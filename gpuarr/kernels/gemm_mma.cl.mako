@@ -156,11 +156,6 @@
     by_rows = mi_n * a_regs > ni_n * b_regs
     fn_op, fn_count, fn_regs = ('b', ni_n, b_regs) if by_rows else ('a', mi_n, a_regs)
     tiles = [(i, j) for i in range(mi_n) for j in range(ni_n)]
-    # a work-item's chunks of a slice, (operand, r); and per operand: chunks a work-item
-    # copies, whether only some work-items copy the last, chunks a slice, unit stride along k
-    chunk_ids = [(op, r) for op, loads in (('a', a_loads), ('b', b_loads)) for r in range(loads)]
-    operand = lambda op: ((a_loads, a_part, a_chunks, a_mk) if op == 'a' else
-                          (b_loads, b_part, b_chunks, b_nk))
 
     def split(dst, src):
         # fragment register(s) dst_<part> := the local memory element src
@@ -308,15 +303,17 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
 % if copy == 'regs':
     ${V} ${', '.join([f'ra{r}' for r in range(a_loads)] + [f'rb{r}' for r in range(b_loads)])};
 % endif
-<%def name="fetch_chunk(k0, op, r)">\
-## chunk r of operand op ('a' or 'b') of the slice at ${k0} into its registers (ak and bk:
-## the slice's offsets along k)
+<%def name="fetch(k0)">\
+## this work-item's chunks of the slice at ${k0}, into registers
+        {
+            const long ak = (long)(${k0}) * a_sk, bk = (long)(${k0}) * b_sk;
+% for op, loads, part, chunks, mk in (('a', a_loads, a_part, a_chunks, a_mk), ('b', b_loads, b_part, b_chunks, b_nk)):
 <%
-    loads, part, chunks, mk = operand(op)
     x, lim, x0 = ('mm', 'M', 'bm0') if op == 'a' else ('nn', 'N', 'bn0')
     s_fast = (f'{op}_sk' if mk else ('a_sm' if op == 'a' else 'b_sn'))
     base = 'A' if op == 'a' else 'B'
 %>\
+% for r in range(loads):
             ${'if (tid + %d < %d)' % (r * threads, chunks) if part else ''}
             {
                 const long at = ${op}_at${r} + ${op}k;
@@ -339,23 +336,20 @@ void ${name}(const int M, const int N, const int K, const ${T} alpha, const ${T}
                 }
 % endif
             }
-</%def>\
-<%def name="fetch(k0)">\
-## this work-item's chunks of the slice at ${k0}, into registers
-        {
-            const long ak = (long)(${k0}) * a_sk, bk = (long)(${k0}) * b_sk;
-% for op, r in chunk_ids:
-${fetch_chunk(k0, op, r)}\
+% endfor
 % endfor
         }
 </%def>\
-<%def name="stage_chunk(buf, op, r)">\
-## the registers of chunk r of operand op into local memory buffer ${buf}
+<%def name="stage(buf)">\
+## the registers of fetch() into local memory buffer ${buf}
+% for op, loads, part, chunks, mk in (('a', a_loads, a_part, a_chunks, a_mk), ('b', b_loads, b_part, b_chunks, b_nk)):
 <%
-    loads, part, chunks, mk = operand(op)
     lm = 'Alm' if op == 'a' else 'Blm'
     x = 'mm' if op == 'a' else 'nn'
     first, second = (f'{op}_{x}' if mk else f'{op}_kk'), f'{op}_lc'
+%>\
+% for r in range(loads):
+<%
     x = f'r{op}{r}'
     if staged_tf32:
         x = f'as_float(tf32({x}))' if vec == 1 else \
@@ -367,11 +361,7 @@ ${fetch_chunk(k0, op, r)}\
 % else:
             *(__local ${V} *)&${lm}[${buf}][${first}${r}][${second}${r}] = ${x};
 % endif
-</%def>\
-<%def name="stage(buf)">\
-## the registers of fetch() into local memory buffer ${buf}
-% for op, r in chunk_ids:
-${stage_chunk(buf, op, r)}\
+% endfor
 % endfor
 </%def>\
 <%def name="fetch_async(k0, buf)">\
@@ -523,9 +513,7 @@ ${fetch('k0 + ' + str(2 * bk))}\
 </%def>\
 <%def name="publish_next()">\
 ## sync 'mbar': the fetched slice into the next buffer, this work-item's arrival on that
-## buffer's mbarrier, and the registers refilled with the slice after it. Without branches
-## (past the last slice it writes a buffer no one reads and re-reads this slice), so that
-## the compiler can place the copies between the products around them.
+## buffer's mbarrier, and the registers refilled with the slice after it
         nbuf_ = buf == ${nbuf - 1} ? 0 : buf + 1;
 ${stage('nbuf_')}\
         mbar_arrive(&mbars[nbuf_]);
