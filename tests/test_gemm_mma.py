@@ -98,6 +98,10 @@ def test_template_renders(prec, entry, variant):
     assert ("cp.async" in src) == (copy == "async")
     mbar = tile.get("sync") == "mbar" and copy == "regs" and tile["pipeline"]
     assert ("mbarrier.try_wait" in src) == mbar
+    # the refill of the registers: under a branch with barriers, branch-free with mbarriers
+    # (so that the compiler schedules the copies among the products)
+    refill_branch = f"if (k0 + {2 * tile['bk']} < K)" in src
+    assert refill_branch == (copy == "regs" and tile["pipeline"] and not mbar)
     assert ("cvt.rna.tf32.f32" in src) == (prec != "f64")
     # one mma per tile of a warp and k step, three for 3xTF32
     mm_, kk_ = int(tile["shape"][1:].split("n")[0]), int(tile["shape"].split("k")[1])
