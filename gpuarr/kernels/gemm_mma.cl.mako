@@ -465,8 +465,8 @@ ${mmas('f', tiles)}\
 ## 0 of the slice on entry and the next slice's k step 0 on exit. Before the last k step's
 ## loads, the products of its first row (column) are issued and next_slice() sets nbuf_,
 ## the next slice's buffer, and makes it visible in local memory (where `more`). publish(),
-## where given, runs after the first row (column) of k step 0: it writes the next slice
-## (next_slice() then only waits for every work-item's writes).
+## where given, runs after the first row (column) of k step 0: it sets nbuf_ and writes the
+## next slice (next_slice() then only waits for every work-item's writes).
 % for s in range(steps):
 <%
     last = s == steps - 1
